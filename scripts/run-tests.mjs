@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// `npm test`: builds, checks the PostgreSQL and Redis the tests use, then runs every test file
+// with node's test runner. `npm test -- test/some.test.ts` runs a subset.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+process.chdir(root);
+
+const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const pgUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function reachable(url, defaultPort) {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: u.hostname, port: Number(u.port || defaultPort), timeout: 2000 });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+}
+
+const env = { ...process.env, TEST_DATABASE_URL: pgUrl, TEST_REDIS_URL: redisUrl };
+const pg = await reachable(pgUrl, 5432);
+const redis = await reachable(redisUrl, 6379);
+env.GATEHOUSE_TEST_PG = pg ? '1' : '';
+env.GATEHOUSE_TEST_REDIS = redis ? '1' : '';
+for (const [name, ok, url] of [['PostgreSQL', pg, pgUrl], ['Redis', redis, redisUrl]]) {
+  if (ok) continue;
+  if (process.env.CI === 'true') {
+    console.error(`${name} is not reachable at ${url}: under CI=true the tests that need it cannot be skipped.`);
+    process.exit(1);
+  }
+  console.warn(`${name} is not reachable at ${url}: its tests are reported as skipped.`);
+}
+
+function collect(dir) {
+  let out = [];
+  for (const entry of readdirSync(dir)) {
+    const full = path.join(dir, entry);
+    if (entry === 'node_modules') continue;
+    if (statSync(full).isDirectory()) out = out.concat(collect(full));
+    else if (entry.endsWith('.test.ts')) out.push(full);
+  }
+  return out;
+}
+
+const args = process.argv.slice(2);
+const files = args.length ? args : [...collect('src'), ...collect('test')].sort();
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, '--test-reporter=spec', ...files],
+  { stdio: 'inherit', env },
+);
+process.exit(result.status ?? 1);

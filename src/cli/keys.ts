@@ -1,0 +1,3 @@
+import type { Command } from 'commander';
+
+export function keysCommand(_program: Command): void {}

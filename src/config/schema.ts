@@ -1,0 +1,111 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+// The one JSON Schema of gatehouse.yaml. Defaults live here too, so the loader fills them in.
+
+const Tls = Type.Object(
+  { cert: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) },
+  { additionalProperties: false },
+);
+
+const Server = Type.Object(
+  {
+    host: Type.String({ default: '127.0.0.1', minLength: 1 }),
+    port: Type.Integer({ default: 8443, minimum: 0, maximum: 65535 }),
+    publicUrl: Type.Optional(Type.Union([Type.String({ pattern: '^https://' }), Type.Null()])),
+    tls: Type.Optional(Type.Union([Tls, Type.Null()])),
+    trustProxy: Type.Boolean({ default: false }),
+    bodyLimit: Type.Integer({ default: 1048576, minimum: 1024 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const Storage = Type.Object(
+  {
+    database: Type.String({ default: 'sqlite:./data/gatehouse.db', minLength: 1 }),
+    redis: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const Seconds = (def: number) => Type.Integer({ default: def, minimum: 1 });
+
+const Auth = Type.Object(
+  {
+    path: Type.String({ default: '/oauth', pattern: '^/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$' }),
+    url: Type.Union([Type.String({ pattern: '^https://' }), Type.Null()], { default: null }),
+    codeTtl: Seconds(600),
+    accessTokenTtl: Seconds(3600),
+    refreshTokenTtl: Seconds(1209600),
+    maxGrantTtl: Seconds(7776000),
+    sessionTtl: Seconds(43200),
+    loginThrottle: Type.Object(
+      { max: Type.Integer({ default: 5, minimum: 1 }), window: Seconds(900) },
+      { additionalProperties: false, default: {} },
+    ),
+    demo: Type.Boolean({ default: false }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const RateLimit = Type.Object(
+  { max: Type.Integer({ default: 1000, minimum: 1 }), window: Seconds(60) },
+  { additionalProperties: false, default: {} },
+);
+
+const Api = Type.Object(
+  {
+    version: Type.Integer({ default: 1, minimum: 1 }),
+    retiredVersions: Type.Array(Type.Integer({ minimum: 0 }), { default: [0] }),
+    defaultLimit: Type.Integer({ default: 20, minimum: 1 }),
+    maxLimit: Type.Integer({ default: 100, minimum: 1 }),
+    rateLimit: Type.Union([RateLimit, Type.Null()], { default: {} }),
+    maxBulkItems: Type.Integer({ default: 1000, minimum: 1 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const Collection = Type.Object(
+  {
+    access: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('shared')])),
+    title: Type.Optional(Type.String()),
+    schema: Type.Object(
+      {
+        type: Type.Literal('object'),
+        properties: Type.Record(Type.String(), Type.Object({}, { additionalProperties: true })),
+      },
+      { additionalProperties: true },
+    ),
+    parent: Type.Optional(
+      Type.Object(
+        { collection: Type.String(), field: Type.String({ pattern: '^[a-z][a-z0-9_]*$' }) },
+        { additionalProperties: false },
+      ),
+    ),
+    filters: Type.Array(Type.String(), { default: [] }),
+    sort: Type.Array(Type.String(), { default: [] }),
+    attachments: Type.Optional(
+      Type.Object(
+        {
+          maxBytes: Type.Integer({ minimum: 1, default: 10485760 }),
+          types: Type.Array(Type.String({ pattern: '^[a-z]+/[a-z0-9.+-]+$' }), { minItems: 1 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Server,
+    storage: Storage,
+    auth: Auth,
+    api: Api,
+    collections: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), Collection, { minProperties: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export type RawConfig = Static<typeof ConfigSchema>;
+export type CollectionConfig = Static<typeof Collection>;

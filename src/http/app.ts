@@ -1,0 +1,72 @@
+import https from 'node:https';
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Certificate } from './tls.js';
+import './route-config.js';
+import { clientErrorHandler, registerErrorHandling } from './error-handler.js';
+import { registerJsonParser } from './body-parsers.js';
+import { applyMethodOverride } from './method-override.js';
+import { registerHttpPolicy } from './headers.js';
+import { registerAvailability } from './availability.js';
+import { registerHealth } from './health.js';
+import { gone, notFound } from './errors.js';
+import { registerResourceApi } from '../resources/routes.js';
+import { registerAuthorizationServer } from '../oauth/routes.js';
+
+export interface BuildOptions {
+  logLevel?: string;
+}
+
+/** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers of SPEC.md. */
+export async function buildApp(ctx: AppContext, cert: Certificate, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx;
+  const idPrefix = randomBytes(4).toString('hex');
+  let requestCount = 0;
+  const app = Fastify({
+    logger: {
+      level: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
+      redact: ['req.headers.authorization', 'req.headers.cookie'],
+    },
+    logController: new LogController({ disableRequestLogging: process.env.GATEHOUSE_REQUEST_LOGS !== '1' }),
+    bodyLimit: config.server.bodyLimit,
+    trustProxy: config.server.trustProxy,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    genReqId: () => `${idPrefix}-${(++requestCount).toString(36)}`,
+    clientErrorHandler,
+    serverFactory: (handler) =>
+      https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+        applyMethodOverride(req);
+        handler(req, res);
+      }),
+  });
+
+  registerErrorHandling(app);
+  registerJsonParser(app);
+  const availability = await registerAvailability(app, ctx);
+  registerHttpPolicy(app, config);
+
+  await app.register(
+    async (scoped) => {
+      registerHealth(scoped, ctx, availability);
+      if (config.servesAuth) await registerAuthorizationServer(scoped, ctx);
+      if (config.servesResources) await registerResourceApi(scoped, ctx);
+    },
+    { prefix: config.basePath },
+  );
+
+  const retired = new RegExp(`^${escapeRegExp(config.basePath)}/v(\\d+)(/|$)`);
+  app.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?')[0];
+    const version = retired.exec(path)?.[1];
+    if (version !== undefined && config.api.retiredVersions.includes(Number(version)))
+      throw gone(`API version v${version} is retired`, { version: `use v${config.api.version}` });
+    throw notFound('No such resource', { path: 'does not exist' });
+  });
+  return app;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from './errors.js';
+import { methodOverrideError } from './method-override.js';
+import { requireJsonAccept } from './negotiation.js';
+import type { Config } from '../config/load.js';
+
+// Request rules that hold for every route, checked once in onRequest, and the headers every
+// response carries.
+
+export function registerHttpPolicy(app: FastifyInstance, config: Config): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    reply.header('x-content-type-options', 'nosniff');
+    const routeConfig = request.routeOptions.config;
+    if (routeConfig?.html !== true) {
+      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+      reply.header('x-frame-options', 'DENY');
+    }
+    const overrideProblem = methodOverrideError(request.raw);
+    if (overrideProblem) throw overrideProblem;
+    if (config.server.trustProxy && routeConfig?.anyProtocol !== true) {
+      const proto = String(request.headers['x-forwarded-proto'] ?? '').split(',')[0].trim().toLowerCase();
+      if (proto !== 'https')
+        throw new ApiError(403, 'HTTPS is required', { 'x-forwarded-proto': 'the request did not arrive over HTTPS' });
+    }
+    if (routeConfig?.html !== true) requireJsonAccept(request.headers.accept);
+  });
+}

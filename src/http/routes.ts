@@ -1,0 +1,30 @@
+import type { FastifyInstance, RouteHandlerMethod, RouteShorthandOptions } from 'fastify';
+import { methodNotAllowed } from './errors.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+const ALL: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * Registers the handlers of one URL and answers every other method with 405 + Allow, so an
+ * unsupported method is never mistaken for an unknown path. GET brings HEAD with it.
+ */
+export function routeMethods(
+  app: FastifyInstance,
+  url: string,
+  handlers: Partial<Record<Method, RouteHandlerMethod>>,
+  options: RouteShorthandOptions = {},
+): void {
+  const methods = Object.keys(handlers) as Method[];
+  for (const method of methods) app.route({ ...options, method, url, handler: handlers[method]! });
+  const allow = methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : methods;
+  const others = ALL.filter((m) => !allow.includes(m));
+  app.route({
+    ...options,
+    method: others,
+    url,
+    exposeHeadRoute: false,
+    handler: async () => {
+      throw methodNotAllowed(allow, 'Method not allowed on this URL', { method: `allowed: ${allow.join(', ')}` });
+    },
+  });
+}

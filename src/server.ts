@@ -1,0 +1,79 @@
+import { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import { withListeningPort, type Config } from './config/load.js';
+import type { AppContext } from './context.js';
+import { openStore } from './store/dialect.js';
+import { migrateCore } from './store/migrations.js';
+import { syncCollectionTables } from './store/collections.js';
+import { buildCollections } from './resources/model.js';
+import { loadCertificate } from './http/tls.js';
+import { buildApp } from './http/app.js';
+import { ensureDemoDeployment } from './oauth/demo.js';
+
+/** Opens the stores and brings the database up to date: what every command needs. */
+export async function openContext(config: Config): Promise<AppContext> {
+  const store = await openStore(config.storage.database);
+  try {
+    const collections = buildCollections(config.collections);
+    await store.withMigrationLock(async () => {
+      await migrateCore(store);
+      await syncCollectionTables(store, collections);
+    });
+    const redis = config.storage.redis
+      ? new Redis(config.storage.redis, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false })
+      : null;
+    if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
+    return { config, store, redis, collections };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.store.close();
+  if (ctx.redis) await ctx.redis.quit().catch(() => ctx.redis?.disconnect());
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, out: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<RunningServer> {
+  const ctx = await openContext(config);
+  const cert = await loadCertificate(config);
+  const app = await buildApp(ctx, cert);
+  await app.listen({ port: config.server.port, host: config.server.host, listenTextResolver: (a) => `listening on ${a.replace(/^http:/, 'https:')}` });
+  const address = app.server.address();
+  if (address && typeof address === 'object') Object.assign(ctx.config, withListeningPort(ctx.config, address.port));
+  const c = ctx.config;
+  const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
+
+  out(`gatehouse listening on ${c.publicUrl}`);
+  if (c.servesResources) out(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
+  out(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
+  out(`  role           ${c.role}`);
+  out(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redact(c.storage.redis)}` : ''}`);
+  out(`  data dir       ${c.dataDir}`);
+  out(`  config         ${c.file}`);
+  out(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
+  for (const line of demoLines) out(line);
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await app.close();
+      await closeContext(ctx);
+    })());
+  return { app, ctx, close };
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+}
+
+function describeDatabase(url: string): string {
+  return url.startsWith('sqlite:') ? `SQLite ${url.slice(7)}` : `PostgreSQL ${redact(url)}`;
+}

@@ -1,0 +1,108 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Kysely, SqliteDialect, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import type { Database } from './schema.js';
+
+// Everything that differs between SQLite and PostgreSQL lives in this module; the rest of the
+// code speaks Kysely and asks this module for the few engine-specific pieces.
+
+export type Engine = 'sqlite' | 'postgres';
+export type ColumnKind = 'text' | 'integer' | 'real' | 'boolean' | 'blob';
+
+export interface Store {
+  db: Kysely<Database>;
+  engine: Engine;
+  /** SQL type name for a portable column kind. */
+  columnType(kind: ColumnKind): string;
+  /** Extract a top-level field of the JSON text column `doc` as a value of the given kind. */
+  jsonField(column: string, field: string, kind: ColumnKind): RawBuilder<unknown>;
+  /** The plan the engine would use for a query, one line per step (for tests and the benchmark). */
+  explain(query: { sql: string; parameters: readonly unknown[] }): Promise<string[]>;
+  /** Runs fn while holding a lock that other processes migrating the same database wait for. */
+  withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function openStore(url: string): Promise<Store> {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  return openPostgres(url);
+}
+
+async function openSqlite(file: string): Promise<Store> {
+  const { default: BetterSqlite3 } = await import('better-sqlite3');
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const database = new BetterSqlite3(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const types: Record<ColumnKind, string> = { text: 'text', integer: 'integer', real: 'real', boolean: 'integer', blob: 'blob' };
+  return {
+    db,
+    engine: 'sqlite',
+    columnType: (kind) => types[kind],
+    jsonField: (column, field, kind) => {
+      const value = sql`json_extract(${sql.ref(column)}, ${'$.' + field})`;
+      return kind === 'boolean' ? sql`(case when ${value} then 1 when ${value} = 0 then 0 end)` : value;
+    },
+    explain: async (q) => {
+      const rows = database.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[];
+      return rows.map((r) => r.detail);
+    },
+    // SQLite serialises writers itself; an immediate transaction keeps two migrators apart.
+    withMigrationLock: async (fn) => fn(),
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  const pg = await import('pg');
+  const { Pool, types } = pg.default;
+  types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit in 2^53)
+  const pool = new Pool({ connectionString: url, max: Number(process.env.GATEHOUSE_PG_POOL ?? 10) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const typeNames: Record<ColumnKind, string> = {
+    text: 'text',
+    integer: 'bigint',
+    real: 'double precision',
+    boolean: 'integer',
+    blob: 'bytea',
+  };
+  return {
+    db,
+    engine: 'postgres',
+    columnType: (kind) => typeNames[kind],
+    jsonField: (column, field, kind) => {
+      const text = sql`(${sql.ref(column)}::jsonb ->> ${field})`;
+      if (kind === 'integer') return sql`(${text})::numeric::bigint`;
+      if (kind === 'real') return sql`(${text})::double precision`;
+      if (kind === 'boolean') return sql`(case (${text}) when 'true' then 1 when 'false' then 0 end)`;
+      return text;
+    },
+    explain: async (q) => {
+      const client = await pool.connect();
+      try {
+        const r = await client.query(`EXPLAIN ${q.sql}`, q.parameters as unknown[]);
+        return (r.rows as { 'QUERY PLAN': string }[]).map((row) => row['QUERY PLAN']);
+      } finally {
+        client.release();
+      }
+    },
+    withMigrationLock: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock(715517)');
+        return await fn();
+      } finally {
+        await client.query('select pg_advisory_unlock(715517)').catch(() => undefined);
+        client.release();
+      }
+    },
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}

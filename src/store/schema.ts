@@ -1,0 +1,178 @@
+// The Kysely types of gatehouse's own tables. Times are epoch milliseconds (integers) unless
+// the column is a record timestamp (RFC 3339 text). Booleans are 0/1 integers on both engines.
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+  updated_at: number;
+}
+
+/** Server secrets (HMAC keys for sessions, CSRF tokens and mac_key derivation); rotated with `gatehouse keys rotate`. */
+export interface SigningKeysTable {
+  id: string;
+  secret: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface UsersTable {
+  id: string;
+  username: string;
+  password_hash: string;
+  created_at: number;
+}
+
+export interface ClientsTable {
+  id: string;
+  name: string;
+  secret_hash: string | null;
+  public: number;
+  redirect_uris: string; // JSON array
+  grant_types: string; // JSON array
+  scope: string | null; // null: every scope of the deployment
+  token_type: string; // bearer | mac
+  created_at: number;
+}
+
+/** One authorization a subject gave a client: the scope and validity chosen, the root of its tokens. */
+export interface GrantsTable {
+  id: string;
+  client_id: string;
+  subject: string;
+  scope: string;
+  expires_at: number;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+  created_at: number;
+}
+
+export interface AuthorizationCodesTable {
+  hash: string;
+  client_id: string;
+  subject: string;
+  redirect_uri: string;
+  redirect_uri_given: number;
+  scope: string;
+  requested_scope: string;
+  grant_expires_at: number;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  expires_at: number;
+  used_at: number | null;
+  grant_id: string | null;
+  created_at: number;
+}
+
+export interface AccessTokensTable {
+  hash: string;
+  grant_id: string | null;
+  client_id: string;
+  subject: string;
+  scope: string;
+  token_type: string;
+  key_id: string | null;
+  expires_at: number;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+export interface RefreshTokensTable {
+  hash: string;
+  grant_id: string;
+  client_id: string;
+  scope: string;
+  expires_at: number;
+  used_at: number | null;
+  created_at: number;
+}
+
+export interface SessionsTable {
+  hash: string;
+  user_id: string;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface CountersTable {
+  key: string;
+  count: number;
+  window_start: number;
+}
+
+export interface NoncesTable {
+  key: string;
+  expires_at: number;
+}
+
+export interface JobsTable {
+  id: string;
+  subject: string;
+  client_id: string;
+  collection: string;
+  parent_id: string | null;
+  status: string; // queued | running | done
+  total: number;
+  processed: number;
+  items: string; // JSON array of the submitted bodies
+  results: string; // JSON array: { index, id } | { index, error, detail }
+  lease_until: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  subject: string;
+  key: string;
+  collection: string;
+  body_hash: string;
+  record_id: string;
+  created_at: number;
+}
+
+export interface TombstonesTable {
+  collection: string;
+  id: string;
+  deleted_at: number;
+}
+
+export interface AttachmentsTable {
+  id: string;
+  collection: string;
+  record_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  data: Uint8Array;
+  created_at: string;
+}
+
+/** A row of a collection's own table (r_<collection>); x_<field> columns mirror filter and sort fields. */
+export interface RecordRow {
+  id: string;
+  owner: string;
+  parent_id: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  doc: string;
+  [column: `x_${string}`]: string | number | null;
+}
+
+export interface Database {
+  settings: SettingsTable;
+  signing_keys: SigningKeysTable;
+  users: UsersTable;
+  clients: ClientsTable;
+  grants: GrantsTable;
+  authorization_codes: AuthorizationCodesTable;
+  access_tokens: AccessTokensTable;
+  refresh_tokens: RefreshTokensTable;
+  sessions: SessionsTable;
+  counters: CountersTable;
+  nonces: NoncesTable;
+  jobs: JobsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  tombstones: TombstonesTable;
+  attachments: AttachmentsTable;
+}

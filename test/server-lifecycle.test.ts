@@ -1,0 +1,28 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { startServer, type TestServer } from './helpers/server.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server.cleanup();
+});
+
+test('start-up prints the base URL, the auth URL and where the data lives', () => {
+  const out = server.output();
+  assert.match(out, /gatehouse listening on https:\/\/127\.0\.0\.1:\d+/);
+  assert.match(out, new RegExp(`auth server\\s+${server.url.replace(/[.]/g, '\\.')}/oauth`));
+  assert.match(out, new RegExp(`data dir\\s+${server.dataDir.replace(/[.]/g, '\\.')}`));
+});
+
+test('a self-signed certificate is created in the data dir and trusted by the client', async () => {
+  assert.ok(existsSync(path.join(server.dataDir, 'tls', 'cert.pem')));
+  const res = await server.json('GET', '/health');
+  assert.equal(res.status, 200);
+  assert.equal(res.body.status, 'ok');
+  assert.match(res.headers.get('strict-transport-security') ?? '', /max-age=\d+/);
+});
