@@ -8,6 +8,7 @@ import { syncCollectionTables } from './store/collections.js';
 import { buildCollections } from './resources/model.js';
 import { loadCertificate } from './http/tls.js';
 import { buildApp } from './http/app.js';
+import { KeyRing } from './security/keys.js';
 import { ensureDemoDeployment } from './oauth/demo.js';
 
 /** Opens the stores and brings the database up to date: what every command needs. */
@@ -23,7 +24,9 @@ export async function openContext(config: Config): Promise<AppContext> {
       ? new Redis(config.storage.redis, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false })
       : null;
     if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
-    return { config, store, redis, collections };
+    const keys = new KeyRing(store);
+    await keys.refresh();
+    return { config, store, redis, collections, keys };
   } catch (e) {
     await store.close();
     throw e;

@@ -1,0 +1,51 @@
+import { createHash, randomBytes, timingSafeEqual, createHmac } from 'node:crypto';
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+
+// Secrets at rest: passwords with argon2id; client secrets, codes, tokens and sessions only as
+// SHA-256 hashes. Every comparison of a secret with a stored value is constant-time.
+
+/** A random secret of `bytes` bytes (≥128 bits by default 256), base64url. */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** The at-rest form of a high-entropy secret (token, code, client secret, session id). */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
+
+export function hmacSha256(key: string | Buffer, text: string): string {
+  return createHmac('sha256', key).update(text).digest('base64url');
+}
+
+/** Constant-time string comparison (length differences leak only the length). */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  if (x.length !== y.length) {
+    timingSafeEqual(x, x);
+    return false;
+  }
+  return timingSafeEqual(x, y);
+}
+
+/** OWASP's argon2id parameters (m = 19 MiB, t = 2, p = 1). */
+const ARGON2 = { algorithm: 2 as const, memoryCost: 19456, timeCost: 2, parallelism: 1 };
+
+export function hashPassword(password: string): Promise<string> {
+  return argon2Hash(password, ARGON2);
+}
+
+export async function verifyPassword(stored: string, password: string): Promise<boolean> {
+  try {
+    return await argon2Verify(stored, password);
+  } catch {
+    return false;
+  }
+}
+
+/** A stored hash to verify against when the user does not exist, so timing does not reveal it. */
+let decoy: Promise<string> | null = null;
+export function decoyPasswordHash(): Promise<string> {
+  return (decoy ??= hashPassword(randomSecret()));
+}
