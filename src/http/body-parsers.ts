@@ -12,9 +12,10 @@ export function decodeUtf8(body: Buffer): string {
   }
 }
 
+/** An empty body parses to undefined: the handler decides whether it needed one. */
 export function parseJsonBody(body: Buffer): unknown {
   const text = decodeUtf8(body);
-  if (text.trim() === '') throw new ApiError(400, 'Empty JSON body', { body: 'must not be empty' });
+  if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text, (key, value) => (key === '__proto__' ? undefined : value));
   } catch (e) {
@@ -25,8 +26,9 @@ export function parseJsonBody(body: Buffer): unknown {
 /** JSON is the only body type of the API: strict UTF-8, no prototype keys. Other types are 415. */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  const parser = (_req: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
+  const parser = (req: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
     try {
+      (req as FastifyRequest & { rawBody?: Buffer }).rawBody = body;
       done(null, parseJsonBody(body));
     } catch (e) {
       done(e as Error);

@@ -34,3 +34,8 @@ export function applyMethodOverride(req: IncomingMessage): void {
 export function methodOverrideError(req: IncomingMessage): ApiError | undefined {
   return (req as Marked)[overrideError];
 }
+
+/** The method the client actually sent (POST when it was overridden): what a MAC signs. */
+export function sentMethod(req: IncomingMessage): string {
+  return (req as Marked)[overriddenFrom] ?? req.method ?? 'GET';
+}

@@ -1,4 +1,4 @@
-import type { FastifyInstance, RouteHandlerMethod, RouteShorthandOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteHandlerMethod, RouteShorthandOptions } from 'fastify';
 import { methodNotAllowed } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -13,6 +13,8 @@ export function routeMethods(
   url: string,
   handlers: Partial<Record<Method, RouteHandlerMethod>>,
   options: RouteShorthandOptions = {},
+  /** Called instead of the plain 405 (the resource API answers with what the token may do). */
+  unsupported?: (request: FastifyRequest, allow: string[]) => Promise<void> | void,
 ): void {
   const methods = Object.keys(handlers) as Method[];
   for (const method of methods) app.route({ ...options, method, url, handler: handlers[method]! });
@@ -23,7 +25,8 @@ export function routeMethods(
     method: others,
     url,
     exposeHeadRoute: false,
-    handler: async () => {
+    handler: async (request) => {
+      if (unsupported) await unsupported(request, allow);
       throw methodNotAllowed(allow, 'Method not allowed on this URL', { method: `allowed: ${allow.join(', ')}` });
     },
   });

@@ -1,0 +1,71 @@
+import type { AppContext } from '../context.js';
+import { sha256 } from '../security/secrets.js';
+import type { Caller } from './caller.js';
+
+// Access token verification for the resource side: one indexed lookup of the token's hash joined
+// with its grant. Results are cached for at most REVALIDATE_MS, so a revocation anywhere (any
+// instance, or the separate auth process) is honoured everywhere within a second.
+
+export const REVALIDATE_MS = 500;
+const MAX_CACHED = 10_000;
+
+export interface VerifiedToken extends Caller {
+  keyId: string | null;
+  issuedAt: number;
+}
+
+type Entry = { token: VerifiedToken | null; checkedAt: number };
+
+export class TokenVerifier {
+  private cache = new Map<string, Entry>();
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** The caller the token stands for, or null when it is unknown, expired or revoked. */
+  async verify(token: string): Promise<VerifiedToken | null> {
+    const hash = sha256(token);
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && now - hit.checkedAt < REVALIDATE_MS) return hit.token && hit.token.expiresAt > now ? hit.token : null;
+    const found = await this.lookup(hash, now);
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
+    this.cache.set(hash, { token: found, checkedAt: now });
+    return found;
+  }
+
+  private async lookup(hash: string, now: number): Promise<VerifiedToken | null> {
+    const row = await this.ctx.store.db
+      .selectFrom('access_tokens as a')
+      .innerJoin('grants as g', 'g.id', 'a.grant_id')
+      .select([
+        'a.hash',
+        'a.grant_id',
+        'a.client_id',
+        'a.subject',
+        'a.scope',
+        'a.token_type',
+        'a.key_id',
+        'a.expires_at',
+        'a.revoked_at',
+        'a.created_at',
+        'g.expires_at as grant_expires_at',
+        'g.revoked_at as grant_revoked_at',
+      ])
+      .where('a.hash', '=', hash)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || row.grant_revoked_at !== null) return null;
+    const expiresAt = Math.min(Number(row.expires_at), Number(row.grant_expires_at));
+    if (expiresAt <= now) return null;
+    return {
+      subject: row.subject,
+      clientId: row.client_id,
+      scopes: new Set(row.scope.split(' ').filter(Boolean)),
+      tokenHash: row.hash,
+      grantId: row.grant_id!,
+      tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
+      expiresAt,
+      keyId: row.key_id,
+      issuedAt: Number(row.created_at),
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { OAuthError } from '../http/errors.js';
+import { sha256 } from '../security/secrets.js';
+import { authenticateClient } from './clients.js';
+import { bodyParams } from './params.js';
+import { noStore } from './token-endpoint.js';
+import { findGrant } from './tokens.js';
+import { issuerOf } from './metadata.js';
+
+// POST {auth_url}/introspection (RFC 7662), for confidential clients (e.g. a resource server
+// registered as a client). Anything that is not a currently valid token is { active: false }.
+
+const INACTIVE = { active: false } as const;
+
+export function introspectionEndpoint(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    noStore(reply);
+    const params = bodyParams(request);
+    params.requireSingle();
+    const { client } = await authenticateClient(ctx, request, params);
+    if (client.public)
+      throw new OAuthError('invalid_client', 'Introspection needs a confidential client', 401, { client_id: 'must be a confidential client' }, {
+        'www-authenticate': 'Basic realm="gatehouse", charset="UTF-8"',
+      });
+    const token = params.require('token');
+    const hint = params.get('token_type_hint');
+    const kinds = hint === 'refresh_token' ? [refresh, access] : [access, refresh];
+    let result: Record<string, unknown> | null = null;
+    for (const kind of kinds) if ((result = await kind(sha256(token)))) break;
+    return reply.code(200).type('application/json; charset=utf-8').send(result ?? INACTIVE);
+  };
+
+  async function access(hash: string): Promise<Record<string, unknown> | null> {
+    const row = await ctx.store.db.selectFrom('access_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+    if (!row) return null;
+    const grant = row.grant_id ? await findGrant(ctx.store.db, row.grant_id) : undefined;
+    const now = Date.now();
+    if (row.revoked_at !== null || Number(row.expires_at) <= now || !grant || grant.revoked_at !== null || Number(grant.expires_at) <= now)
+      return INACTIVE;
+    return describe(row.subject, row.client_id, row.scope, Number(row.created_at), Number(row.expires_at), row.token_type);
+  }
+
+  async function refresh(hash: string): Promise<Record<string, unknown> | null> {
+    const row = await ctx.store.db.selectFrom('refresh_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
+    if (!row) return null;
+    const grant = await findGrant(ctx.store.db, row.grant_id);
+    const now = Date.now();
+    if (row.used_at !== null || Number(row.expires_at) <= now || !grant || grant.revoked_at !== null || Number(grant.expires_at) <= now)
+      return INACTIVE;
+    return describe(grant.subject, row.client_id, row.scope, Number(row.created_at), Number(row.expires_at), 'refresh_token');
+  }
+
+  async function describe(subject: string, clientId: string, scope: string, iat: number, exp: number, tokenType: string) {
+    const out: Record<string, unknown> = {
+      active: true,
+      scope,
+      client_id: clientId,
+      token_type: tokenType,
+      exp: Math.floor(exp / 1000),
+      iat: Math.floor(iat / 1000),
+      sub: subject,
+      iss: issuerOf(ctx.config),
+    };
+    if (subject.startsWith('user:')) {
+      const user = await ctx.store.db.selectFrom('users').select('username').where('id', '=', subject.slice(5)).executeTakeFirst();
+      if (user) out.username = user.username;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+
+// The login, consent and error pages of {auth_url}/authorize: plain server-rendered HTML, one
+// inline stylesheet allowed by its hash, no script at all. Everything reflected is escaped.
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const CSS = `
+:root{color-scheme:light dark;--bg:#f4f5f7;--card:#fff;--text:#1c2230;--muted:#5b6475;--line:#d9dde5;--accent:#2453d6;--accent-text:#fff;--danger:#b42318;--focus:#2453d6}
+@media (prefers-color-scheme:dark){:root{--bg:#12151c;--card:#1c212b;--text:#e8ebf1;--muted:#a3abbb;--line:#343b4a;--accent:#6d93ff;--accent-text:#0b0e14;--danger:#ff8a80;--focus:#9db6ff}}
+*{box-sizing:border-box}
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1.5rem;background:var(--bg);color:var(--text);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{width:100%;max-width:28rem;background:var(--card);border:1px solid var(--line);border-radius:14px;padding:2rem;box-shadow:0 8px 30px rgba(0,0,0,.06)}
+.brand{margin:0 0 1.25rem;font-size:.85rem;font-weight:600;letter-spacing:.06em;text-transform:uppercase;color:var(--muted)}
+h1{margin:0 0 .5rem;font-size:1.35rem;line-height:1.3}
+p{margin:0 0 1rem}
+.muted{color:var(--muted);font-size:.95rem}
+strong.client{overflow-wrap:anywhere}
+form{margin:0}
+label.field{display:block;margin:1rem 0 .35rem;font-weight:600}
+input[type=text],input[type=password]{width:100%;padding:.65rem .75rem;font:inherit;color:inherit;background:transparent;border:1px solid var(--line);border-radius:8px}
+fieldset{margin:1.25rem 0 0;padding:0;border:0}
+legend{padding:0;margin-bottom:.5rem;font-weight:600}
+.choice{display:flex;gap:.65rem;align-items:flex-start;padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;margin-bottom:.5rem;cursor:pointer}
+.choice input{margin:.3rem 0 0;width:1.05rem;height:1.05rem;accent-color:var(--accent);flex:none}
+.choice span{display:block}
+.choice code{font-size:.8rem;color:var(--muted)}
+.options{display:grid;grid-template-columns:repeat(auto-fit,minmax(7.5rem,1fr));gap:.5rem}
+.options .choice{margin:0;align-items:center}
+.options .choice input{margin:0}
+.actions{display:flex;gap:.75rem;margin-top:1.5rem;flex-wrap:wrap}
+button{flex:1 1 8rem;padding:.7rem 1rem;font:inherit;font-weight:600;border-radius:8px;cursor:pointer;border:1px solid var(--line);background:transparent;color:var(--text)}
+button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
+:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+.alert{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--danger);color:var(--danger)}
+.target{margin-top:1.25rem;font-size:.85rem;color:var(--muted);overflow-wrap:anywhere}
+@media (max-width:30rem){main{padding:1.25rem;border-radius:10px}body{padding:.75rem;align-items:flex-start}}
+`.trim();
+
+const CSS_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
+
+/** The CSP of the pages: nothing but the stylesheet; forms post here (and redirect to `formTargets`). */
+export function pageSecurityPolicy(formTargets: string[] = []): string {
+  return [
+    "default-src 'none'",
+    `style-src '${CSS_HASH}'`,
+    `form-action 'self'${formTargets.map((t) => ' ' + t).join('')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)} · gatehouse</title>
+<style>${CSS}</style>
+</head>
+<body>
+<main>
+<p class="brand">gatehouse</p>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+function hiddenFields(fields: Record<string, string | undefined>): string {
+  return Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v!)}">`)
+    .join('\n');
+}
+
+export interface LoginView {
+  action: string;
+  clientName: string;
+  request: Record<string, string | undefined>;
+  csrf: string;
+  username?: string;
+  error?: string;
+}
+
+export function loginPage(v: LoginView): string {
+  return layout(
+    'Sign in',
+    `<h1>Sign in</h1>
+<p class="muted">to continue to <strong class="client">${escapeHtml(v.clientName)}</strong></p>
+${v.error ? `<p class="alert" role="alert">${escapeHtml(v.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(v.action)}">
+${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'login' })}
+<label class="field" for="username">Username</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(v.username ?? '')}">
+<label class="field" for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" class="primary">Sign in</button></div>
+</form>`,
+  );
+}
+
+export interface ConsentView {
+  action: string;
+  clientName: string;
+  clientId: string;
+  username: string;
+  scopes: { value: string; label: string }[];
+  validities: { seconds: number; label: string }[];
+  chosenTtl: number;
+  redirectTarget: string;
+  request: Record<string, string | undefined>;
+  csrf: string;
+  error?: string;
+}
+
+export function consentPage(v: ConsentView): string {
+  const scopes = v.scopes
+    .map(
+      (s, i) => `<label class="choice" for="scope-${i}"><input type="checkbox" id="scope-${i}" name="scope" value="${escapeHtml(s.value)}" checked>
+<span>${escapeHtml(s.label)} <code>${escapeHtml(s.value)}</code></span></label>`,
+    )
+    .join('\n');
+  const validities = v.validities
+    .map(
+      (o, i) => `<label class="choice" for="ttl-${i}"><input type="radio" id="ttl-${i}" name="ttl" value="${o.seconds}"${o.seconds === v.chosenTtl ? ' checked' : ''}>
+<span>${escapeHtml(o.label)}</span></label>`,
+    )
+    .join('\n');
+  return layout(
+    'Authorize access',
+    `<h1><strong class="client">${escapeHtml(v.clientName)}</strong> wants to access your data</h1>
+<p class="muted">Signed in as <strong>${escapeHtml(v.username)}</strong>. Choose what to allow and for how long.</p>
+${v.error ? `<p class="alert" role="alert">${escapeHtml(v.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(v.action)}">
+${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'consent' })}
+<fieldset>
+<legend>Permissions</legend>
+${scopes}
+</fieldset>
+<fieldset>
+<legend>Valid for</legend>
+<div class="options">
+${validities}
+</div>
+</fieldset>
+<div class="actions">
+<button type="submit" name="decision" value="allow" class="primary">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</div>
+</form>
+<p class="target">Client id <code>${escapeHtml(v.clientId)}</code>. After your choice you will be sent to ${escapeHtml(v.redirectTarget)}.</p>`,
+  );
+}
+
+export function errorPage(title: string, message: string): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p role="alert">${escapeHtml(message)}</p>\n<p class="muted">You can close this page. Nothing was shared with the application.</p>`);
+}
+
+/** 3600 → "1 hour", 7776000 → "90 days". */
+export function describeDuration(seconds: number): string {
+  const units: [number, string][] = [
+    [86400, 'day'],
+    [3600, 'hour'],
+    [60, 'minute'],
+    [1, 'second'],
+  ];
+  for (const [size, name] of units)
+    if (seconds % size === 0) {
+      const n = seconds / size;
+      return `${n} ${name}${n === 1 ? '' : 's'}`;
+    }
+  return `${seconds} seconds`;
+}

@@ -1,0 +1,295 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../context.js';
+import type { Caller } from '../access/caller.js';
+import { badRequest, forbidden, gone, notFound, preconditionFailed } from '../http/errors.js';
+import type { CollectionModel } from './model.js';
+import type { ListQuery } from './query.js';
+import type { Links } from './links.js';
+import { parentReference, requireObject, separateServerFields, validateDocument, type Document } from './validation.js';
+
+// The resource service: what "list / read / create / replace / patch / delete a record of this
+// collection for this caller" means, independent of HTTP. Every write is one transaction.
+
+export interface RecordRow {
+  id: string;
+  owner: string;
+  parent_id: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  doc: string;
+  [column: string]: unknown;
+}
+
+export type Resource = Record<string, unknown>;
+
+/** Where a request addressed a record: the collection, and the parent id when the URL was nested. */
+export interface Address {
+  model: CollectionModel;
+  /** The parent id from a nested URL (/zoos/{parentId}/animals/...), else null. */
+  parentId: string | null;
+}
+
+export class Records {
+  private readonly db: Kysely<any>;
+
+  constructor(
+    private readonly ctx: AppContext,
+    readonly links: Links,
+  ) {
+    this.db = ctx.store.db as unknown as Kysely<any>;
+  }
+
+  etag(row: Pick<RecordRow, 'version' | 'id'>): string {
+    return `"${row.version}"`;
+  }
+
+  toResource(model: CollectionModel, row: RecordRow): Resource {
+    const out: Resource = { id: row.id, ...(JSON.parse(row.doc) as Document) };
+    if (model.parent) out[model.parent.field] = row.parent_id;
+    out.owner = row.owner;
+    out.created_at = row.created_at;
+    out.updated_at = row.updated_at;
+    out.link = this.links.forRecord(model, row.id, row.parent_id);
+    return out;
+  }
+
+  private visible(model: CollectionModel, caller: Caller, owner: string): boolean {
+    return model.access === 'shared' || owner === caller.subject;
+  }
+
+  /** 404, or 410 when the id belonged to a record that was deleted. */
+  private async missing(model: CollectionModel, id: string): Promise<never> {
+    const tomb = await this.ctx.store.db
+      .selectFrom('tombstones')
+      .select('deleted_at')
+      .where('collection', '=', model.name)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (tomb) throw gone(`This ${model.name} record was deleted`, { id: `deleted at ${new Date(Number(tomb.deleted_at)).toISOString()}` });
+    throw notFound(`No such ${model.name} record`, { id: 'does not exist' });
+  }
+
+  private async row(db: Kysely<any>, model: CollectionModel, id: string): Promise<RecordRow | undefined> {
+    return (await db.selectFrom(model.table).selectAll().where('id', '=', id).executeTakeFirst()) as RecordRow | undefined;
+  }
+
+  /** The parent a nested URL or a flat body names must exist and be visible to the caller. */
+  async requireParent(model: CollectionModel, caller: Caller, parentId: string, db: Kysely<any> = this.db): Promise<RecordRow> {
+    const parentModel = this.ctx.collections.get(model.parent!.collection)!;
+    const parent = await this.row(db, parentModel, parentId);
+    if (!parent) return this.missing(parentModel, parentId);
+    if (!this.visible(parentModel, caller, parent.owner))
+      throw forbidden(`The ${parentModel.name} record belongs to another owner`, { [model.parent!.field]: 'not accessible with this token' });
+    return parent;
+  }
+
+  /** Reads one record the caller may see, checking the nested parent when the URL had one. */
+  async read(address: Address, caller: Caller, id: string): Promise<RecordRow> {
+    const { model, parentId } = address;
+    if (parentId !== null) await this.requireParent(model, caller, parentId);
+    const row = await this.row(this.db, model, id);
+    if (!row || (parentId !== null && row.parent_id !== parentId)) return this.missing(model, id);
+    if (!this.visible(model, caller, row.owner))
+      throw forbidden(`This ${model.name} record belongs to another owner`, { id: 'not accessible with this token' });
+    return row;
+  }
+
+  async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number }> {
+    const { model, parentId } = address;
+    if (parentId !== null) await this.requireParent(model, caller, parentId);
+    let base = this.db.selectFrom(model.table);
+    if (model.access === 'owner') base = base.where('owner', '=', caller.subject);
+    if (parentId !== null) base = base.where('parent_id', '=', parentId);
+    for (const f of query.filters) {
+      if (f.field === model.parent?.field) base = base.where('parent_id', '=', String(f.value));
+      else base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
+    }
+    const sortColumn = query.sortby === 'id' || query.sortby === 'created_at' || query.sortby === 'updated_at' ? query.sortby : `x_${query.sortby}`;
+    let listing = base.selectAll().limit(query.limit).offset(query.offset);
+    // NULLs first ascending, last descending, on both engines; the id makes paging stable.
+    listing =
+      sortColumn === 'id'
+        ? listing.orderBy('id', query.order)
+        : listing
+            .orderBy(sql`${sql.ref(sortColumn)} ${sql.raw(query.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}`)
+            .orderBy('id', query.order);
+    const [rows, count] = await Promise.all([
+      listing.execute() as Promise<RecordRow[]>,
+      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst(),
+    ]);
+    return { rows, total: Number((count as { n: number | string } | undefined)?.n ?? 0) };
+  }
+
+  private columnsOf(model: CollectionModel, doc: Document): Record<string, unknown> {
+    const values: Record<string, unknown> = {};
+    for (const c of model.columns) {
+      const v = doc[c.field];
+      values[c.column] = v === undefined || v === null ? null : typeof v === 'boolean' ? Number(v) : typeof v === 'object' ? null : v;
+    }
+    return values;
+  }
+
+  /** Validates a create body; returns the document and the parent it belongs to. */
+  prepareCreate(address: Address, body: unknown): { doc: Document; parentId: string | null } {
+    const { model, parentId } = address;
+    const input = requireObject(body);
+    const doc = separateServerFields(model, input, null, parentId !== null);
+    const parent = parentId ?? parentReference(model, input, model.parent !== null);
+    validateDocument(model, doc);
+    return { doc, parentId: parent };
+  }
+
+  async insert(db: Kysely<any>, model: CollectionModel, caller: Caller, doc: Document, parentId: string | null): Promise<RecordRow> {
+    if (parentId !== null) await this.requireParent(model, caller, parentId, db);
+    const now = new Date().toISOString();
+    const row: RecordRow = {
+      id: uuidv7(),
+      owner: caller.subject,
+      parent_id: parentId,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+      doc: JSON.stringify(doc),
+      ...this.columnsOf(model, doc),
+    };
+    await db.insertInto(model.table).values(row).execute();
+    return row;
+  }
+
+  /**
+   * Creates a record. With an Idempotency-Key, a repeat by the same subject with the same body
+   * returns the first record's id instead (`replayed`), and another body with the key is a 400.
+   */
+  async create(address: Address, caller: Caller, body: unknown, idempotencyKey?: string): Promise<{ row: RecordRow; replayed: boolean }> {
+    const { doc, parentId } = this.prepareCreate(address, body);
+    const { model } = address;
+    if (!idempotencyKey) {
+      const row = await this.db.transaction().execute((trx) => this.insert(trx, model, caller, doc, parentId));
+      return { row, replayed: false };
+    }
+    const bodyHash = createHash('sha256').update(`${model.name}\n${parentId ?? ''}\n${JSON.stringify(body)}`).digest('base64url');
+    const earlier = await this.idempotent(caller, idempotencyKey, bodyHash);
+    if (earlier) return earlier;
+    try {
+      const row = await this.db.transaction().execute(async (trx) => {
+        const created = await this.insert(trx, model, caller, doc, parentId);
+        await trx
+          .insertInto('idempotency_keys')
+          .values({ subject: caller.subject, key: idempotencyKey, collection: model.name, body_hash: bodyHash, record_id: created.id, created_at: Date.now() })
+          .execute();
+        return created;
+      });
+      return { row, replayed: false };
+    } catch (e) {
+      // Two requests raced with the same key: the loser answers like a repeat.
+      const raced = await this.idempotent(caller, idempotencyKey, bodyHash);
+      if (raced) return raced;
+      throw e;
+    }
+  }
+
+  private async idempotent(caller: Caller, key: string, bodyHash: string): Promise<{ row: RecordRow; replayed: true } | null> {
+    const seen = await this.ctx.store.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('subject', '=', caller.subject)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!seen) return null;
+    if (seen.body_hash !== bodyHash)
+      throw badRequest('Idempotency-Key reused with a different request', { 'idempotency-key': 'was used before for another request body' });
+    const model = this.ctx.collections.get(seen.collection);
+    const row = model ? await this.row(this.db, model, seen.record_id) : undefined;
+    const stub = { id: seen.record_id, owner: caller.subject, parent_id: null, version: 0, created_at: '', updated_at: '', doc: '{}' };
+    return { row: row ?? stub, replayed: true };
+  }
+
+  /** PUT (whole representation) or PATCH (JSON merge patch, RFC 7396), validated after merging. */
+  async update(address: Address, caller: Caller, id: string, body: unknown, mode: 'replace' | 'merge', ifMatch: string | undefined): Promise<RecordRow> {
+    const { model, parentId } = address;
+    const input = requireObject(body);
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.readForWrite(trx, address, caller, id, ifMatch);
+      const current = this.toResource(model, row);
+      const changes = separateServerFields(model, input, current, parentId !== null);
+      let newParent = row.parent_id;
+      if (model.parent && parentId === null) {
+        const ref = parentReference(model, input, mode === 'replace');
+        if (ref !== null && ref !== row.parent_id) {
+          await this.requireParent(model, caller, ref, trx);
+          newParent = ref;
+        }
+      }
+      const doc = mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes);
+      validateDocument(model, doc);
+      const updated: RecordRow = {
+        ...row,
+        parent_id: newParent,
+        version: row.version + 1,
+        updated_at: new Date().toISOString(),
+        doc: JSON.stringify(doc),
+        ...this.columnsOf(model, doc),
+      };
+      const { id: _id, owner: _owner, created_at: _created, ...set } = updated;
+      const result = await trx.updateTable(model.table).set(set).where('id', '=', id).where('version', '=', row.version).executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+      return updated;
+    });
+  }
+
+  private async readForWrite(trx: Transaction<any>, address: Address, caller: Caller, id: string, ifMatch: string | undefined): Promise<RecordRow> {
+    const { model, parentId } = address;
+    if (parentId !== null) await this.requireParent(model, caller, parentId, trx);
+    const row = await this.row(trx, model, id);
+    if (!row || (parentId !== null && row.parent_id !== parentId)) return this.missing(model, id);
+    if (!this.visible(model, caller, row.owner))
+      throw forbidden(`This ${model.name} record belongs to another owner`, { id: 'not accessible with this token' });
+    if (ifMatch !== undefined && !etagMatches(ifMatch, this.etag(row)))
+      throw preconditionFailed({ 'if-match': `does not match the current ETag ${this.etag(row)}` });
+    return row;
+  }
+
+  /** Deletes a record and its children, leaving tombstones so their URLs answer 410. */
+  async remove(address: Address, caller: Caller, id: string, ifMatch: string | undefined): Promise<void> {
+    const { model } = address;
+    await this.db.transaction().execute(async (trx) => {
+      const row = await this.readForWrite(trx, address, caller, id, ifMatch);
+      const now = Date.now();
+      const tombs = [{ collection: model.name, id: row.id, deleted_at: now }];
+      for (const childName of model.children) {
+        const child = this.ctx.collections.get(childName)!;
+        const ids = (await trx.selectFrom(child.table).select('id').where('parent_id', '=', row.id).execute()) as { id: string }[];
+        for (const c of ids) tombs.push({ collection: child.name, id: c.id, deleted_at: now });
+        await trx.deleteFrom(child.table).where('parent_id', '=', row.id).execute();
+        await trx.deleteFrom('attachments').where('collection', '=', child.name).where('record_id', 'in', ids.length ? ids.map((c) => c.id) : ['']).execute();
+      }
+      await trx.deleteFrom('attachments').where('collection', '=', model.name).where('record_id', '=', row.id).execute();
+      const result = await trx.deleteFrom(model.table).where('id', '=', row.id).where('version', '=', row.version).executeTakeFirst();
+      if (Number(result.numDeletedRows) !== 1) throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+      for (let i = 0; i < tombs.length; i += 200) await trx.insertInto('tombstones').values(tombs.slice(i, i + 200)).execute();
+    });
+  }
+}
+
+/** RFC 7396 JSON merge patch. */
+export function mergePatch(target: Document, patch: Document): Document {
+  const out: Document = { ...target };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else if (typeof value === 'object' && !Array.isArray(value) && typeof out[key] === 'object' && out[key] !== null && !Array.isArray(out[key]))
+      out[key] = mergePatch(out[key] as Document, value as Document);
+    else if (typeof value === 'object' && !Array.isArray(value)) out[key] = mergePatch({}, value as Document);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** If-Match: `*` or a list of entity tags, one of which must equal the current strong ETag. */
+export function etagMatches(header: string, etag: string): boolean {
+  const h = header.trim();
+  if (h === '*') return true;
+  return h.split(',').some((t) => t.trim() === etag);
+}
