@@ -23,6 +23,6 @@ export function registerHttpPolicy(app: FastifyInstance, config: Config): void {
       if (proto !== 'https')
         throw new ApiError(403, 'HTTPS is required', { 'x-forwarded-proto': 'the request did not arrive over HTTPS' });
     }
-    if (routeConfig?.html !== true) requireJsonAccept(request.headers.accept);
+    if (routeConfig?.html !== true && routeConfig?.negotiates !== true) requireJsonAccept(request.headers.accept);
   });
 }

@@ -5,6 +5,8 @@ declare module 'fastify' {
     alwaysAvailable?: boolean;
     /** An HTML page (login, consent): skips the JSON-only Accept rule. */
     html?: boolean;
+    /** Does its own content negotiation (attachment downloads). */
+    negotiates?: boolean;
     /** Reachable without the X-Forwarded-Proto check (load balancer health checks). */
     anyProtocol?: boolean;
   }
