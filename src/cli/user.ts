@@ -1,3 +1,44 @@
 import type { Command } from 'commander';
+import { randomSecret } from '../security/secrets.js';
+import { createUser, findUserByUsername, listUsers, userSubject } from '../oauth/users.js';
+import { CliError, withCommonOptions, withContext, type CommonOptions } from './common.js';
 
-export function userCommand(_program: Command): void {}
+const USERNAME = /^[A-Za-z0-9._@+-]{1,128}$/;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+export function userCommand(program: Command): void {
+  const user = program.command('user').description('manage the users (resource owners) who sign in on the consent page');
+
+  withCommonOptions(user.command('add <username>'))
+    .description('add a user; without --password a strong password is generated and printed once')
+    .option('--password <password>', 'the password (visible in the process list: prefer --password-stdin)')
+    .option('--password-stdin', 'read the password from standard input')
+    .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean }) => {
+      if (!USERNAME.test(username)) throw new CliError('a username is 1-128 letters, digits or . _ @ + -');
+      if (opts.password !== undefined && opts.passwordStdin) throw new CliError('use --password or --password-stdin, not both');
+      const generated = opts.password === undefined && !opts.passwordStdin;
+      const password = generated ? randomSecret(18) : opts.passwordStdin ? await readStdin() : opts.password!;
+      if (password.length < 8) throw new CliError('the password must have at least 8 characters');
+      await withContext(opts, async (ctx) => {
+        if (await findUserByUsername(ctx, username)) throw new CliError(`a user named "${username}" already exists`);
+        const created = await createUser(ctx, username, password);
+        const out: Record<string, unknown> = { id: created.id, username, subject: userSubject(created.id), created_at: new Date(created.createdAt).toISOString() };
+        if (generated) out.password = password;
+        console.log(JSON.stringify(out, null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('list'))
+    .description('list the users')
+    .action(async (opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const users = await listUsers(ctx);
+        console.log(JSON.stringify(users.map((u) => ({ id: u.id, username: u.username, subject: userSubject(u.id), created_at: new Date(u.createdAt).toISOString() })), null, 2));
+      });
+    });
+}
