@@ -9,6 +9,7 @@ import { buildCollections } from './resources/model.js';
 import { loadCertificate } from './http/tls.js';
 import { buildApp } from './http/app.js';
 import { KeyRing } from './security/keys.js';
+import { startSweeper } from './store/sweeper.js';
 import { ensureDemoDeployment } from './oauth/demo.js';
 
 /** Opens the stores and brings the database up to date: what every command needs. */
@@ -64,9 +65,11 @@ export async function startServer(config: Config, out: (line: string) => void = 
   out(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
   for (const line of demoLines) out(line);
 
+  const stopSweeper = startSweeper(ctx, app.log);
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      stopSweeper();
       await app.close();
       await closeContext(ctx);
     })());

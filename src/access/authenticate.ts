@@ -6,24 +6,28 @@ import { TokenVerifier } from './verify-token.js';
 import { parseMacHeader, verifyMacRequest } from './mac.js';
 
 // Who is calling: the access token of the Authorization header (Bearer, RFC 6750, or MAC),
-// verified against the token store. Any failure is a 401 with a WWW-Authenticate challenge.
+// verified against the token store. Any failure is a 401 with a WWW-Authenticate challenge
+// that names the protected resource metadata (RFC 9728 §5.1).
 
 export const REALM = 'gatehouse';
 
-function challenge(scheme: 'Bearer' | 'MAC', error?: string, description?: string): string {
-  let value = `${scheme} realm="${REALM}"`;
-  if (error) value += `, error="${error}"`;
-  if (description) value += `, error_description="${description.replace(/["\\]/g, '')}"`;
-  return value;
-}
-
-const invalid = (scheme: 'Bearer' | 'MAC', description: string) =>
-  unauthorized('Invalid access token', challenge(scheme, 'invalid_token', description), { authorization: description });
+type Scheme = 'Bearer' | 'MAC';
 
 export class Authenticator {
   readonly tokens: TokenVerifier;
   constructor(private readonly ctx: AppContext) {
     this.tokens = new TokenVerifier(ctx);
+  }
+
+  private challenge(scheme: Scheme, error?: string, description?: string): string {
+    let value = `${scheme} realm="${REALM}", resource_metadata="${this.ctx.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    if (error) value += `, error="${error}"`;
+    if (description) value += `, error_description="${description.replace(/["\\]/g, '')}"`;
+    return value;
+  }
+
+  private invalid(scheme: Scheme, description: string): ApiError {
+    return unauthorized('Invalid access token', this.challenge(scheme, 'invalid_token', description), { authorization: description });
   }
 
   /** The caller, or the 401 to answer with. Never throws for bad credentials. */
@@ -32,32 +36,32 @@ export class Authenticator {
     if (header === undefined || header === '') {
       const q = request.query as Record<string, unknown> | undefined;
       if (q && q.access_token !== undefined)
-        return unauthorized('Access tokens are not accepted in the query string', challenge('Bearer', 'invalid_request', 'use the Authorization header'), {
+        return unauthorized('Access tokens are not accepted in the query string', this.challenge('Bearer', 'invalid_request', 'use the Authorization header'), {
           access_token: 'send the token in the Authorization header',
         });
-      return unauthorized('Authentication required', challenge('Bearer'), { authorization: 'an access token is required' });
+      return unauthorized('Authentication required', this.challenge('Bearer'), { authorization: 'an access token is required' });
     }
     const space = header.indexOf(' ');
     const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
     const rest = space < 0 ? '' : header.slice(space + 1).trim();
     if (scheme === 'bearer') {
-      if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return invalid('Bearer', 'malformed bearer token');
+      if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('Bearer', 'malformed bearer token');
       const token = await this.tokens.verify(rest);
-      if (!token) return invalid('Bearer', 'the token is unknown, expired or revoked');
-      if (token.tokenType !== 'bearer') return invalid('Bearer', 'this token must be used with the MAC scheme');
+      if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'bearer') return this.invalid('Bearer', 'this token must be used with the MAC scheme');
       return token;
     }
     if (scheme === 'mac') {
       const credentials = parseMacHeader(rest);
-      if (!credentials) return invalid('MAC', 'malformed MAC credentials');
+      if (!credentials) return this.invalid('MAC', 'malformed MAC credentials');
       const token = await this.tokens.verify(credentials.id);
-      if (!token) return invalid('MAC', 'the token is unknown, expired or revoked');
-      if (token.tokenType !== 'mac') return invalid('MAC', 'this token is a bearer token');
+      if (!token) return this.invalid('MAC', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
       const problem = await verifyMacRequest(this.ctx, request, credentials, token);
-      if (problem) return invalid('MAC', problem);
+      if (problem) return this.invalid('MAC', problem);
       return token;
     }
-    return unauthorized('Unsupported authorization scheme', challenge('Bearer', 'invalid_request', 'use Bearer or MAC'), {
+    return unauthorized('Unsupported authorization scheme', this.challenge('Bearer', 'invalid_request', 'use Bearer or MAC'), {
       authorization: 'must use the Bearer or MAC scheme',
     });
   }

@@ -13,6 +13,7 @@ import type { CollectionModel } from './model.js';
 import { Jobs } from './jobs.js';
 import { registerIndexRoutes } from './index-routes.js';
 import { registerAttachmentRoutes } from './attachments.js';
+import { registerProtectedResourceMetadata } from '../access/protected-resource.js';
 
 // The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
 // decide, call the resource service, shape the response.
@@ -48,6 +49,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext)
   const v = `/v${config.api.version}`;
 
   await registerIndexRoutes(app, ctx, links);
+  registerProtectedResourceMetadata(app, ctx);
 
   await app.register(async (api) => {
     // 1. Who is calling (401 deferred so that the rate limit below also counts bad tokens per IP).
