@@ -1,0 +1,274 @@
+// The token endpoint and its siblings (RFC 6749 §5, RFC 7009, RFC 7662, RFC 8414) against a real server.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, type TestServer } from './helpers/server.js';
+import { addClient, addUser, basic, introspect, post, type RegisteredClient } from './helpers/oauth.js';
+
+let server: TestServer;
+let app: RegisteredClient; // confidential: password, client_credentials, refresh_token
+let narrow: RegisteredClient; // confidential, only zoos scopes, client_credentials only
+let macApp: RegisteredClient;
+let spa: RegisteredClient; // public
+const PASSWORD = 'correct horse battery';
+
+before(async () => {
+  server = await startServer();
+  addUser(server, 'alice', PASSWORD);
+  app = addClient(server, 'app', ['--grant', 'password', '--grant', 'client_credentials', '--grant', 'refresh_token', '--name', 'The App']);
+  narrow = addClient(server, 'narrow', ['--grant', 'client_credentials', '--scope', 'zoos:read zoos:write']);
+  macApp = addClient(server, 'mac-app', ['--grant', 'password', '--grant', 'refresh_token', '--token-type', 'mac']);
+  spa = addClient(server, 'spa', ['--public', '--grant', 'password', '--grant', 'refresh_token']);
+});
+after(async () => {
+  await server.cleanup();
+});
+
+const appAuth = () => basic(app.client_id, app.client_secret!);
+
+function assertNoStore(headers: Headers) {
+  assert.equal(headers.get('cache-control'), 'no-store');
+  assert.equal(headers.get('pragma'), 'no-cache');
+}
+
+test('metadata (RFC 8414) lists the endpoints, grants, scopes, PKCE method and auth methods', async () => {
+  const r = await server.json('GET', '/.well-known/oauth-authorization-server');
+  assert.equal(r.status, 200);
+  assert.equal(r.body.issuer, server.url);
+  assert.equal(r.body.authorization_endpoint, `${server.url}/oauth/authorize`);
+  assert.equal(r.body.token_endpoint, `${server.url}/oauth/token`);
+  assert.equal(r.body.revocation_endpoint, `${server.url}/oauth/revocation`);
+  assert.equal(r.body.introspection_endpoint, `${server.url}/oauth/introspection`);
+  assert.deepEqual(r.body.code_challenge_methods_supported, ['S256']);
+  assert.deepEqual(r.body.response_types_supported.sort(), ['code', 'token']);
+  for (const g of ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token']) assert.ok(r.body.grant_types_supported.includes(g), g);
+  assert.ok(r.body.scopes_supported.includes('zoos:read') && r.body.scopes_supported.includes('articles:write'));
+  assert.deepEqual(r.body.token_endpoint_auth_methods_supported.sort(), ['client_secret_basic', 'client_secret_post', 'none']);
+});
+
+test('password grant with a form body and HTTP Basic: the access token record, not cacheable', async () => {
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'zoos:read' }, { auth: appAuth() });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assertNoStore(r.headers as unknown as Headers);
+  assert.match(r.headers.get('content-type')!, /^application\/json/);
+  assert.equal(r.body.token_type, 'bearer');
+  assert.equal(r.body.expires_in, 3600);
+  assert.equal(r.body.scope, 'zoos:read');
+  assert.ok(r.body.access_token.length >= 43);
+  assert.ok(r.body.refresh_token);
+  const info = await introspect(server, r.body.access_token, app);
+  assert.equal(info.active, true);
+  assert.equal(info.client_id, 'app');
+  assert.equal(info.username, 'alice');
+  assert.match(info.sub, /^user:/);
+  assert.equal(info.scope, 'zoos:read');
+});
+
+test('password grant with a JSON body and client_secret_post; no scope gives the client its registered scope', async () => {
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, client_id: app.client_id, client_secret: app.client_secret! }, { json: true });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.scope.split(' ').length, 8);
+});
+
+test('a public client authenticates with client_id alone; a secret for it is rejected', async () => {
+  const ok = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, client_id: 'spa', scope: 'orders:read' });
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  const bad = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, client_id: 'spa', client_secret: 'whatever-secret' });
+  assert.equal(bad.status, 401);
+  assert.equal(bad.body.error, 'invalid_client');
+});
+
+test('client authentication failures are 401 invalid_client with WWW-Authenticate', async () => {
+  const cases = [
+    { auth: basic('app', 'wrong-secret'), params: {} },
+    { auth: basic('nobody', 'x'), params: {} },
+    { auth: undefined, params: { client_id: 'app', client_secret: 'wrong' } },
+    { auth: undefined, params: { client_id: 'app' } }, // confidential client without its secret
+    { auth: undefined, params: {} },
+  ];
+  for (const c of cases) {
+    const r = await post(server, 'token', { grant_type: 'client_credentials', ...c.params }, { auth: c.auth });
+    assert.equal(r.status, 401, JSON.stringify(c));
+    assert.equal(r.body.error, 'invalid_client');
+    assert.ok(r.body.error_description);
+    assert.equal(typeof r.body.detail, 'object');
+    assert.match(r.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+    assertNoStore(r.headers as unknown as Headers);
+  }
+});
+
+test('two client authentication methods at once are an invalid_request', async () => {
+  const r = await post(server, 'token', { grant_type: 'client_credentials', client_secret: app.client_secret! }, { auth: appAuth() });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, 'invalid_request');
+});
+
+test('unknown or missing grant_type', async () => {
+  const unknown = await post(server, 'token', { grant_type: 'urn:example:magic' }, { auth: appAuth() });
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error, 'unsupported_grant_type');
+  const missing = await post(server, 'token', { scope: 'zoos:read' }, { auth: appAuth() });
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.error, 'invalid_request');
+  assert.ok(missing.body.detail.grant_type);
+});
+
+test('a repeated parameter is an invalid_request (RFC 6749 §3.2)', async () => {
+  const r = await post(server, 'token', {}, { auth: appAuth(), raw: 'grant_type=client_credentials&scope=zoos:read&scope=orders:write' });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, 'invalid_request');
+  assert.ok(r.body.detail.scope);
+  const json = await post(server, 'token', {}, { auth: appAuth(), json: true, raw: '{"grant_type":"client_credentials","scope":["zoos:read"]}' });
+  assert.equal(json.status, 400);
+  assert.equal(json.body.error, 'invalid_request');
+});
+
+test('malformed bodies get the OAuth error shape', async () => {
+  const badPercent = await post(server, 'token', {}, { auth: appAuth(), raw: 'grant_type=client_credentials&scope=%E0%A4%A' });
+  assert.equal(badPercent.status, 400);
+  assert.equal(badPercent.body.error, 'invalid_request');
+  const badJson = await post(server, 'token', {}, { auth: appAuth(), json: true, raw: '{"grant_type":' });
+  assert.equal(badJson.status, 400);
+  assert.equal(badJson.body.error, 'invalid_request');
+  const notObject = await post(server, 'token', {}, { auth: appAuth(), json: true, raw: '["client_credentials"]' });
+  assert.equal(notObject.status, 400);
+  assert.equal(notObject.body.error, 'invalid_request');
+});
+
+test('other methods on /oauth/token are 405 with Allow', async () => {
+  const r = await server.json('GET', '/oauth/token');
+  assert.equal(r.status, 405);
+  assert.equal(r.headers.get('allow'), 'POST');
+});
+
+test('a grant the client is not registered for is unauthorized_client', async () => {
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD }, { auth: basic('narrow', narrow.client_secret!) });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, 'unauthorized_client');
+});
+
+test('wrong user password is invalid_grant', async () => {
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: 'not it at all' }, { auth: appAuth() });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, 'invalid_grant');
+});
+
+test('client_credentials: the client is the subject; scope limited to its registration', async () => {
+  const r = await post(server, 'token', { grant_type: 'client_credentials' }, { auth: basic('narrow', narrow.client_secret!) });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.scope, 'zoos:read zoos:write');
+  assert.equal(r.body.refresh_token, undefined);
+  const info = await introspect(server, r.body.access_token, app);
+  assert.equal(info.sub, 'client:narrow');
+  const wider = await post(server, 'token', { grant_type: 'client_credentials', scope: 'zoos:read orders:read' }, { auth: basic('narrow', narrow.client_secret!) });
+  assert.equal(wider.status, 400);
+  assert.equal(wider.body.error, 'invalid_scope');
+  const unknown = await post(server, 'token', { grant_type: 'client_credentials', scope: 'penguins:read' }, { auth: appAuth() });
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error, 'invalid_scope');
+});
+
+test('mac clients get token_type mac with mac_key and mac_algorithm hmac-sha-256', async () => {
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'zoos:read' }, { auth: basic('mac-app', macApp.client_secret!) });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.token_type, 'mac');
+  assert.equal(r.body.mac_algorithm, 'hmac-sha-256');
+  assert.match(r.body.mac_key, /^[A-Za-z0-9_-]{43}$/);
+  const again = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: r.body.refresh_token }, { auth: basic('mac-app', macApp.client_secret!) });
+  assert.equal(again.status, 200);
+  assert.equal(again.body.token_type, 'mac');
+  assert.notEqual(again.body.mac_key, r.body.mac_key);
+  const info = await introspect(server, r.body.access_token, app);
+  assert.equal(info.token_type, 'mac');
+});
+
+async function passwordTokens(scope = 'zoos:read zoos:write orders:read') {
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, scope }, { auth: appAuth() });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body;
+}
+
+test('refresh rotates the refresh token; narrower scope is allowed, wider is invalid_scope', async () => {
+  const first = await passwordTokens();
+  const narrower = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'zoos:read' }, { auth: appAuth() });
+  assert.equal(narrower.status, 200, JSON.stringify(narrower.body));
+  assertNoStore(narrower.headers as unknown as Headers);
+  assert.equal(narrower.body.scope, 'zoos:read');
+  assert.ok(narrower.body.refresh_token && narrower.body.refresh_token !== first.refresh_token);
+  // The new refresh token keeps the original scope (RFC 6749 §6): the full scope can come back.
+  const full = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: narrower.body.refresh_token }, { auth: appAuth() });
+  assert.equal(full.status, 200);
+  assert.equal(full.body.scope, 'zoos:read zoos:write orders:read');
+  const wider = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: full.body.refresh_token, scope: 'zoos:read articles:write' }, { auth: appAuth() });
+  assert.equal(wider.status, 400);
+  assert.equal(wider.body.error, 'invalid_scope');
+  // A failed escalation does not burn the refresh token.
+  const still = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: full.body.refresh_token }, { auth: appAuth() });
+  assert.equal(still.status, 200);
+});
+
+test('reusing a rotated refresh token revokes the whole grant', async () => {
+  const first = await passwordTokens();
+  const second = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { auth: appAuth() });
+  assert.equal(second.status, 200);
+  assert.equal((await introspect(server, second.body.access_token, app)).active, true);
+  const replay = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { auth: appAuth() });
+  assert.equal(replay.status, 400);
+  assert.equal(replay.body.error, 'invalid_grant');
+  // Every token of the grant is dead now, the legitimate latest ones included.
+  assert.equal((await introspect(server, first.access_token, app)).active, false);
+  assert.equal((await introspect(server, second.body.access_token, app)).active, false);
+  const next = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: second.body.refresh_token }, { auth: appAuth() });
+  assert.equal(next.status, 400);
+  assert.equal(next.body.error, 'invalid_grant');
+});
+
+test('a refresh token works only for the client it was issued to', async () => {
+  const tokens = await passwordTokens();
+  const r = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, { auth: basic('mac-app', macApp.client_secret!) });
+  assert.equal(r.status, 400);
+  assert.equal(r.body.error, 'invalid_grant');
+  const mine = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, { auth: appAuth() });
+  assert.equal(mine.status, 200);
+});
+
+test('revocation (RFC 7009): an access token alone, or a refresh token with its whole grant', async () => {
+  const a = await passwordTokens();
+  const r1 = await post(server, 'revocation', { token: a.access_token }, { auth: appAuth() });
+  assert.equal(r1.status, 200);
+  assertNoStore(r1.headers as unknown as Headers);
+  assert.equal((await introspect(server, a.access_token, app)).active, false);
+  assert.equal((await introspect(server, a.refresh_token, app)).active, true);
+
+  const r2 = await post(server, 'revocation', { token: a.refresh_token, token_type_hint: 'refresh_token' }, { auth: appAuth() });
+  assert.equal(r2.status, 200);
+  assert.equal((await introspect(server, a.refresh_token, app)).active, false);
+  const refreshed = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: a.refresh_token }, { auth: appAuth() });
+  assert.equal(refreshed.body.error, 'invalid_grant');
+
+  const unknown = await post(server, 'revocation', { token: 'no-such-token' }, { auth: appAuth() });
+  assert.equal(unknown.status, 200);
+  const noAuth = await post(server, 'revocation', { token: 'x' });
+  assert.equal(noAuth.status, 401);
+});
+
+test("a client cannot revoke another client's token", async () => {
+  const a = await passwordTokens();
+  const r = await post(server, 'revocation', { token: a.access_token }, { auth: basic('narrow', narrow.client_secret!) });
+  assert.equal(r.status, 200);
+  assert.equal((await introspect(server, a.access_token, app)).active, true);
+});
+
+test('introspection (RFC 7662): confidential clients only; anything invalid is active:false', async () => {
+  const a = await passwordTokens('orders:read');
+  const info = await introspect(server, a.access_token, narrow);
+  assert.equal(info.active, true);
+  assert.equal(info.scope, 'orders:read');
+  assert.ok(info.exp > Date.now() / 1000 && info.iat <= Date.now() / 1000 + 1);
+  assert.equal(info.iss, server.url);
+  assert.deepEqual(await introspect(server, 'garbage', app), { active: false });
+  const pub = await post(server, 'introspection', { token: a.access_token, client_id: 'spa' });
+  assert.equal(pub.status, 401);
+  assert.equal(pub.body.error, 'invalid_client');
+  const anon = await post(server, 'introspection', { token: a.access_token });
+  assert.equal(anon.status, 401);
+});
