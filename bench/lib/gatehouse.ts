@@ -1,0 +1,232 @@
+// gatehouse as the benchmark sees it: the real server process (dist/cli/main.js) on a fresh data
+// dir with the demo deployment's collections, a client_credentials client made with the CLI, a
+// bearer token from POST /oauth/token, and 10,000 zoos seeded through the bulk API.
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import Database from 'better-sqlite3';
+import { Agent, fetch } from 'undici';
+import { spawnServer, type ServerProcess } from './processes.js';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const CLI = path.join(ROOT, 'dist/cli/main.js');
+
+export const CLIENT_ID = 'bench';
+export const CLIENT_SECRET = 'bench-secret-' + randomBytes(12).toString('base64url');
+/** Every scope the bench client needs; the zoos belong to its subject (the client id). */
+const SCOPE = 'zoos:read zoos:write';
+
+export interface Gatehouse {
+  server: ServerProcess;
+  dataDir: string;
+  configFile: string;
+  certFile: string;
+  keyFile: string;
+  agent: Agent;
+  /** The bearer token used for the resource API measurements, and how it was obtained. */
+  token: string;
+  tokenSource: 'token-endpoint' | 'database';
+  /** Whether POST /oauth/token works for the bench client (the token endpoint can be measured). */
+  tokenEndpoint: boolean;
+}
+
+/** The demo deployment's config, on any free port, with a quota high enough not to turn a benchmark into 429s. */
+export function benchConfig(): Record<string, any> {
+  const demo = parseYaml(readFileSync(path.join(ROOT, 'examples/zoo/gatehouse.yaml'), 'utf8'));
+  return {
+    ...demo,
+    server: { ...demo.server, port: 0 },
+    auth: { ...demo.auth, demo: false },
+    // The limiter stays on (its cost is part of every request), its ceiling out of reach.
+    api: { ...demo.api, rateLimit: { max: 1_000_000_000, window: 60 } },
+  };
+}
+
+function cli(args: string[], configFile: string, dataDir: string) {
+  return spawnSync(process.execPath, [CLI, ...args, '--config', configFile, '--data-dir', dataDir], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+export function basicAuth(id: string, secret: string): string {
+  return 'Basic ' + Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64');
+}
+
+export const TOKEN_REQUEST_BODY = 'grant_type=client_credentials';
+
+async function requestToken(g: Pick<Gatehouse, 'server' | 'agent'>): Promise<{ status: number; token?: string; text: string }> {
+  const res = await fetch(`${g.server.url}/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(CLIENT_ID, CLIENT_SECRET), 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: TOKEN_REQUEST_BODY,
+    dispatcher: g.agent,
+  });
+  const text = await res.text();
+  let token: string | undefined;
+  try {
+    token = JSON.parse(text).access_token;
+  } catch {
+    // not JSON: reported by the caller
+  }
+  return { status: res.status, token, text };
+}
+
+/**
+ * Stand-in while the token endpoint is not available: a client, a grant and a bearer token
+ * written straight into the database, in the shape src/oauth/tokens.ts stores them.
+ */
+function mintTokenInDatabase(dataDir: string): string {
+  const db = new Database(path.join(dataDir, 'gatehouse.db'));
+  try {
+    const now = Date.now();
+    const token = randomBytes(32).toString('base64url');
+    const sha = (s: string) => createHash('sha256').update(s).digest('base64url');
+    const grantId = `bench-grant-${now}`;
+    db.prepare(
+      `insert or ignore into clients (id, name, secret_hash, public, redirect_uris, grant_types, scope, token_type, created_at)
+       values (?, ?, ?, 0, '[]', '["client_credentials"]', null, 'bearer', ?)`,
+    ).run(CLIENT_ID, CLIENT_ID, sha(CLIENT_SECRET), now);
+    db.prepare(
+      `insert into grants (id, client_id, subject, scope, expires_at, revoked_at, revoked_reason, created_at) values (?, ?, ?, ?, ?, null, null, ?)`,
+    ).run(grantId, CLIENT_ID, CLIENT_ID, SCOPE, now + 86_400_000, now);
+    db.prepare(
+      `insert into access_tokens (hash, grant_id, client_id, subject, scope, token_type, key_id, expires_at, revoked_at, created_at)
+       values (?, ?, ?, ?, ?, 'bearer', null, ?, null, ?)`,
+    ).run(sha(token), grantId, CLIENT_ID, CLIENT_ID, SCOPE, now + 86_400_000, now);
+    return token;
+  } finally {
+    db.close();
+  }
+}
+
+export async function startGatehouse(workDir: string, log: (line: string) => void, nodeArgs: string[] = []): Promise<Gatehouse> {
+  if (!existsSync(CLI)) throw new Error(`${path.relative(process.cwd(), CLI)} is missing: run \`npm run build\` first`);
+  const dataDir = path.join(workDir, 'gatehouse-data');
+  const configFile = path.join(workDir, 'gatehouse.json');
+  writeFileSync(configFile, JSON.stringify(benchConfig(), null, 2));
+
+  const added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir);
+  const clientAdded = added.status === 0;
+  if (!clientAdded) log(`  \`gatehouse client add\` failed (${(added.stderr || added.stdout).trim().split('\n')[0]})`);
+
+  const server = await spawnServer({
+    name: 'gatehouse',
+    args: [...nodeArgs, CLI, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0'],
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined },
+    logDir: workDir,
+    ready: /gatehouse listening on (https:\/\/\S+)/,
+  });
+  const certFile = path.join(dataDir, 'tls', 'cert.pem');
+  const keyFile = path.join(dataDir, 'tls', 'key.pem');
+  const agent = new Agent({ connect: { ca: readFileSync(certFile, 'utf8') }, connections: 16 });
+
+  let token: string;
+  let tokenSource: Gatehouse['tokenSource'] = 'token-endpoint';
+  const answer = clientAdded ? await requestToken({ server, agent }) : null;
+  if (answer?.status === 200 && answer.token) token = answer.token;
+  else {
+    if (answer) log(`  POST /oauth/token answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+    log('  the token endpoint is not available: using a token written directly into the database');
+    token = mintTokenInDatabase(dataDir);
+    tokenSource = 'database';
+  }
+  return { server, dataDir, configFile, certFile, keyFile, agent, token, tokenSource, tokenEndpoint: tokenSource === 'token-endpoint' };
+}
+
+export const CITIES = [
+  'Amsterdam', 'Athens', 'Auckland', 'Bangkok', 'Barcelona', 'Berlin', 'Bogota', 'Boston', 'Brussels', 'Budapest',
+  'Cairo', 'Chicago', 'Copenhagen', 'Dakar', 'Delhi', 'Dublin', 'Edinburgh', 'Florence', 'Geneva', 'Hamburg',
+  'Helsinki', 'Istanbul', 'Jakarta', 'Kyoto', 'Lagos', 'Lima', 'Lisbon', 'London', 'Madrid', 'Manila',
+  'Melbourne', 'Mexico', 'Milan', 'Montreal', 'Mumbai', 'Munich', 'Nairobi', 'Osaka', 'Oslo', 'Paris',
+  'Prague', 'Quito', 'Riga', 'Rome', 'Santiago', 'Seoul', 'Sydney', 'Tokyo', 'Vienna', 'Warsaw',
+];
+
+/** The zoos every server is loaded with: deterministic, 50 cities, 200 zoos per city at 10,000. */
+export function zooDocuments(count: number): { name: string; city: string; founded: number }[] {
+  return Array.from({ length: count }, (_, i) => ({ name: `Zoo ${i + 1}`, city: CITIES[i % CITIES.length], founded: 1800 + ((i * 37) % 220) }));
+}
+
+async function api(g: Gatehouse, method: string, target: string, body?: unknown) {
+  const res = await fetch(/^https:/.test(target) ? target : g.server.url + target, {
+    method,
+    headers: {
+      authorization: `Bearer ${g.token}`,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    dispatcher: g.agent,
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null, text };
+}
+
+/** Seeds the zoos through the bulk API (arrays of ≤1000 → 202 jobs), polling /v1/jobs with a progress line. */
+export async function seedZoos(g: Gatehouse, count: number, progress: (done: number, total: number) => void): Promise<void> {
+  const docs = zooDocuments(count);
+  const jobs: string[] = [];
+  for (let i = 0; i < docs.length; i += 1000) {
+    const r = await api(g, 'POST', '/v1/zoos', docs.slice(i, i + 1000));
+    if (r.status !== 202) throw new Error(`bulk POST /v1/zoos answered ${r.status}: ${r.text.slice(0, 300)}`);
+    jobs.push(r.headers.get('location')!);
+  }
+  const state = new Map<string, { processed: number; done: boolean }>(jobs.map((j) => [j, { processed: 0, done: false }]));
+  for (;;) {
+    for (const [job, s] of state) {
+      if (s.done) continue;
+      const r = await api(g, 'GET', job);
+      if (r.status !== 200) throw new Error(`GET ${job} answered ${r.status}: ${r.text.slice(0, 300)}`);
+      s.processed = r.body.processed ?? 0;
+      if (r.body.status === 'done') {
+        if (r.body.succeeded !== undefined && r.body.succeeded !== r.body.total)
+          throw new Error(`job ${job} created ${r.body.succeeded} of ${r.body.total} zoos: ${r.text.slice(0, 300)}`);
+        s.done = true;
+      }
+    }
+    const states = [...state.values()];
+    progress(states.reduce((n, s) => n + s.processed, 0), count);
+    if (states.every((s) => s.done)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Every zoo as gatehouse serves it (paged at the maximum limit), to load the peers with the same records. */
+export async function exportZoos(g: Gatehouse): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (let offset = 0; ; offset += 100) {
+    const r = await api(g, 'GET', `/v1/zoos?limit=100&offset=${offset}`);
+    if (r.status !== 200) throw new Error(`GET /v1/zoos answered ${r.status}: ${r.text.slice(0, 300)}`);
+    out.push(...r.body);
+    if (r.body.length < 100) return out;
+  }
+}
+
+export async function fetchOnce(g: Gatehouse, target: string) {
+  return api(g, 'GET', target);
+}
+
+/**
+ * EXPLAIN QUERY PLAN of the statements behind GET /v1/zoos?city=X&limit=20 (the page and its
+ * X-Total-Count; see src/resources/records.ts list()), on a read-only connection.
+ */
+export function filteredListQueryPlan(dataDir: string, owner: string, city: string): { sql: string; plan: string[] }[] {
+  const db = new Database(path.join(dataDir, 'gatehouse.db'), { readonly: true, fileMustExist: true });
+  try {
+    const statements = [
+      { sql: 'select * from "r_zoos" where "owner" = ? and "x_city" = ? order by "id" asc limit ? offset ?', params: [owner, city, 20, 0] },
+      { sql: 'select count(*) as "n" from "r_zoos" where "owner" = ? and "x_city" = ?', params: [owner, city] },
+    ];
+    return statements.map(({ sql, params }) => ({
+      sql,
+      plan: (db.prepare(`explain query plan ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail),
+    }));
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,338 @@
+// npm run bench — gatehouse against a bare node:https server and its peers, in one run.
+//
+// Every server runs in its own child process; autocannon runs here and nothing else does while
+// it measures. Targets are measured in interleaved rounds (A, B, C, A, B, C, ...) so that the
+// noise of a shared machine falls on all of them alike, and the tables report medians.
+//
+// Settings (environment): BENCH_DURATION (measured seconds, 10), BENCH_WARMUP (seconds, 3),
+// BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_PIPELINING (1), BENCH_ZOOS (10000),
+// BENCH_ONLY (comma-separated target keys), BENCH_HTTP=1 (also measure a bare node:http server),
+// BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent, fetch } from 'undici';
+import { cleanUp, installSignalHandlers, makeTempDir, spawnServer, type ServerProcess } from './lib/processes.js';
+import { measure, type LoadSettings, type Sample, type Workload } from './lib/load.js';
+import {
+  CITIES,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  ROOT,
+  TOKEN_REQUEST_BODY,
+  basicAuth,
+  exportZoos,
+  filteredListQueryPlan,
+  seedZoos,
+  startGatehouse,
+  type Gatehouse,
+} from './lib/gatehouse.js';
+import { fmtInt, fmtMs, fmtPct, fmtRatio, markdownTables, summarize, textTables, type Check, type TargetSummary } from './lib/report.js';
+
+const env = process.env;
+const num = (name: string, def: number) => {
+  const v = env[name];
+  if (v === undefined || v === '') return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+const settings: LoadSettings = {
+  connections: num('BENCH_CONNECTIONS', 50),
+  pipelining: num('BENCH_PIPELINING', 1),
+  duration: num('BENCH_DURATION', 10),
+  warmup: num('BENCH_WARMUP', 3),
+};
+const ROUNDS = Math.max(1, Math.round(num('BENCH_ROUNDS', 3)));
+const ZOOS = Math.max(100, Math.round(num('BENCH_ZOOS', 10_000)));
+const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
+const JSON_SERVER_PROTOCOL = env.BENCH_JSON_SERVER_PROTOCOL === 'http' ? 'http' : 'https';
+const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : null;
+const RESULTS_DIR = path.join(ROOT, 'bench/results');
+const tty = process.stdout.isTTY;
+
+const log = (line = '') => process.stdout.write(line + '\n');
+
+/** A fixed pseudo-random sequence, so every run asks for the same records in the same order. */
+function shuffled<T>(items: T[], seed = 42): T[] {
+  const out = items.slice();
+  let s = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+interface Target {
+  key: string;
+  label: string;
+  server: ServerProcess;
+  work: Workload;
+  /** What a correct answer looks like (checked once before measuring). */
+  check(status: number, body: string): string | null;
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    nproc: Number(execFileSync('nproc', { encoding: 'utf8' }).trim() || os.availableParallelism()),
+    cpu: cpus[0]?.model ?? 'unknown',
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+  };
+}
+
+async function probe(agent: Agent, t: Target): Promise<{ bytes: number; problem: string | null }> {
+  const res = await fetch(t.work.url + t.work.paths[0], { method: t.work.method, headers: t.work.headers, body: t.work.body, dispatcher: agent });
+  const body = await res.text();
+  return { bytes: Buffer.byteLength(body), problem: t.check(res.status, body) };
+}
+
+const expectJson =
+  (test: (body: any) => boolean, what: string) =>
+  (status: number, text: string): string | null => {
+    if (status < 200 || status >= 300) return `answered ${status}: ${text.slice(0, 200)}`;
+    try {
+      return test(JSON.parse(text)) ? null : `unexpected body (${what}): ${text.slice(0, 200)}`;
+    } catch {
+      return `not JSON: ${text.slice(0, 200)}`;
+    }
+  };
+
+async function main(): Promise<void> {
+  installSignalHandlers();
+  const started = new Date();
+  const host = machine();
+  const work = makeTempDir('gatehouse-bench-');
+  log(`gatehouse benchmark — ${started.toISOString()}`);
+  log(`machine: ${host.nproc} CPUs (${host.cpu}), ${host.memoryGiB} GiB, node ${host.node}, ${host.platform}`);
+  log(
+    `autocannon: ${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmup} s warm-up + ${settings.duration} s measured, ${ROUNDS} interleaved rounds`,
+  );
+  log(`temp dir: ${work}`);
+  log();
+
+  // --- gatehouse: start, token, seed -------------------------------------------------------
+  log('starting gatehouse (dist/cli/main.js serve, SQLite) ...');
+  if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+  const g: Gatehouse = await startGatehouse(work, log, PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+  log(`  ${g.server.url} (pid ${g.server.pid}), bearer token from ${g.tokenSource === 'token-endpoint' ? 'POST /oauth/token (client_credentials)' : 'the database (stand-in)'}`);
+
+  let lastShown = -1;
+  const seedStart = Date.now();
+  await seedZoos(g, ZOOS, (done, total) => {
+    if (tty) process.stdout.write(`\r  seeding ${fmtInt(done)}/${fmtInt(total)} zoos through POST /v1/zoos (bulk jobs) ...`);
+    else {
+      const step = Math.floor((done / total) * 10);
+      if (step !== lastShown) log(`  seeding ${fmtInt(done)}/${fmtInt(total)} zoos through POST /v1/zoos (bulk jobs)`);
+      lastShown = step;
+    }
+  });
+  if (tty) process.stdout.write('\n');
+  log(`  seeded ${fmtInt(ZOOS)} zoos in ${((Date.now() - seedStart) / 1000).toFixed(1)} s`);
+  const zoos = await exportZoos(g);
+  if (zoos.length !== ZOOS) throw new Error(`gatehouse lists ${zoos.length} zoos, expected ${ZOOS}`);
+  const owner = String(zoos[0].owner ?? '');
+
+  const queryPlan = filteredListQueryPlan(g.dataDir, owner, CITIES[0]);
+  log('  query plan of GET /v1/zoos?city=X&limit=20 (EXPLAIN QUERY PLAN, read-only on gatehouse.db):');
+  for (const q of queryPlan) log(`    ${q.sql}\n      → ${q.plan.join('; ')}`);
+  const planUsesIndex = queryPlan.every((q) => q.plan.some((p) => /USING (COVERING )?INDEX/.test(p)) && !q.plan.some((p) => /^SCAN r_zoos\b(?! USING)/.test(p)));
+
+  // --- the other servers ------------------------------------------------------------------
+  const childEnv = { ...env, NODE_ENV: 'production', BENCH_CERT: g.certFile, BENCH_KEY: g.keyFile };
+  const tsx = ['--import', 'tsx'];
+  const dbFile = path.join(work, 'json-server-db.json');
+  writeFileSync(dbFile, JSON.stringify({ zoos }));
+  const wanted = (key: string) => !ONLY || ONLY.has(key);
+
+  log('starting the bare server, json-server and oidc-provider ...');
+  const bare = await spawnServer({ name: 'bare-https', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: childEnv, logDir: work, ready: /listening on (\S+)/ });
+  const bareHttp =
+    env.BENCH_HTTP === '1'
+      ? await spawnServer({ name: 'bare-http', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: { ...childEnv, BENCH_PROTOCOL: 'http' }, logDir: work, ready: /listening on (\S+)/ })
+      : null;
+  const jsonServer = await spawnServer({
+    name: 'json-server',
+    args: [...tsx, 'bench/servers/json-server.ts'],
+    cwd: ROOT,
+    env: { ...childEnv, BENCH_DB: dbFile, BENCH_PROTOCOL: JSON_SERVER_PROTOCOL },
+    logDir: work,
+    ready: /listening on (\S+)/,
+  });
+  const oidc = await spawnServer({
+    name: 'oidc-provider',
+    args: [...tsx, 'bench/servers/oidc-provider.ts'],
+    cwd: ROOT,
+    env: { ...childEnv, BENCH_CLIENT_ID: CLIENT_ID, BENCH_CLIENT_SECRET: CLIENT_SECRET },
+    logDir: work,
+    ready: /listening on (\S+)/,
+  });
+
+  // --- the workloads ----------------------------------------------------------------------
+  // The same 1,000 ids and the 50 cities, in the same order, for every server; the same
+  // request headers too (the bare server and json-server ignore the bearer token).
+  const ids = shuffled(zoos.map((z) => String(z.id))).slice(0, 1000);
+  const cities = shuffled(CITIES);
+  const bearer = { authorization: `Bearer ${g.token}`, accept: 'application/json' };
+  const tokenHeaders = { authorization: basicAuth(CLIENT_ID, CLIENT_SECRET), 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  const byIdPaths = ids.map((id) => `/v1/zoos/${id}`);
+  const isZoo = (b: any) => typeof b?.id === 'string' && typeof b?.name === 'string';
+  const isPage = (b: any) => Array.isArray(b) && b.length === 20 && b.every((z: any) => cities.includes(z.city));
+  const isToken = (b: any) => typeof b?.access_token === 'string';
+
+  const all: Target[] = [
+    { key: 'bare-get', label: 'bare node:https, fixed JSON (GET)', server: bare, work: { url: bare.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') },
+    ...(bareHttp
+      ? [{ key: 'bare-http-get', label: 'bare node:http (plain), fixed JSON (GET)', server: bareHttp, work: { url: bareHttp.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') }]
+      : []),
+    { key: 'gatehouse-get', label: 'gatehouse GET /v1/zoos/{id} (bearer)', server: g.server, work: { url: g.server.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
+    {
+      key: 'gatehouse-list',
+      label: 'gatehouse GET /v1/zoos?city=X&limit=20 (bearer)',
+      server: g.server,
+      work: { url: g.server.url, method: 'GET', headers: bearer, paths: cities.map((c) => `/v1/zoos?city=${encodeURIComponent(c)}&limit=20`) },
+      check: expectJson(isPage, '20 zoos of the city'),
+    },
+    { key: 'json-server-get', label: `json-server GET /zoos/{id} (${JSON_SERVER_PROTOCOL}, no auth)`, server: jsonServer, work: { url: jsonServer.url, method: 'GET', headers: bearer, paths: ids.map((id) => `/zoos/${id}`) }, check: expectJson(isZoo, 'a zoo') },
+    {
+      key: 'json-server-list',
+      label: `json-server GET /zoos?city=X&_limit=20 (${JSON_SERVER_PROTOCOL})`,
+      server: jsonServer,
+      work: { url: jsonServer.url, method: 'GET', headers: bearer, paths: cities.map((c) => `/zoos?city=${encodeURIComponent(c)}&_limit=20`) },
+      check: expectJson(isPage, '20 zoos of the city'),
+    },
+    { key: 'bare-post', label: 'bare node:https, fixed JSON (POST form)', server: bare, work: { url: bare.url, method: 'POST', headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') },
+    ...(g.tokenEndpoint
+      ? [{ key: 'gatehouse-token', label: 'gatehouse POST /oauth/token (client_credentials)', server: g.server, work: { url: g.server.url, method: 'POST' as const, headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson(isToken, 'a token response') }]
+      : []),
+    { key: 'oidc-token', label: 'oidc-provider POST /token (client_credentials)', server: oidc, work: { url: oidc.url, method: 'POST', headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/token'] }, check: expectJson(isToken, 'a token response') },
+  ];
+  const targets = all.filter((t) => wanted(t.key));
+  if (!g.tokenEndpoint) log('  gatehouse POST /oauth/token is not available: the token endpoint comparison is skipped');
+
+  // One correct answer from each before measuring: a fast error is not a result.
+  const probeAgent = new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } });
+  const responseBytes: Record<string, number> = {};
+  for (const t of targets) {
+    const { bytes, problem } = await probe(probeAgent, t);
+    if (problem) throw new Error(`${t.label}: ${problem}`);
+    responseBytes[t.key] = bytes;
+  }
+  await probeAgent.close();
+  await g.agent.close();
+  log(`  response sizes (bytes): ${targets.map((t) => `${t.key} ${responseBytes[t.key]}`).join(', ')}`);
+  const perRound = targets.length * (settings.warmup + settings.duration);
+  log(`\nmeasuring ${targets.length} targets × ${ROUNDS} rounds ≈ ${Math.ceil((perRound * ROUNDS) / 60)} min`);
+
+  // --- interleaved rounds -----------------------------------------------------------------
+  const samples = new Map<string, Sample[]>(targets.map((t) => [t.key, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const t of targets) {
+      const s = await measure(t.work, settings, t.server.pid);
+      samples.get(t.key)!.push(s);
+      const bad = Object.values(s.non2xx).reduce((a, b) => a + b, 0) + s.errors + s.timeouts;
+      log(
+        `  round ${round}/${ROUNDS}  ${t.label.padEnd(52)} ${fmtInt(s.rps).padStart(7)} req/s  p99 ${fmtMs(s.p99).padStart(6)} ms  server CPU ${s.serverCpu?.toFixed(2) ?? '—'}${bad ? `  (${bad} non-2xx/errors)` : ''}`,
+      );
+    }
+  }
+
+  // --- summary ----------------------------------------------------------------------------
+  const summaries = targets.map((t) => summarize(t.key, t.label, samples.get(t.key)!));
+  const by = new Map<string, TargetSummary>(summaries.map((s) => [s.key, s]));
+  const ratio = (a: string, b: string) => (by.get(a) && by.get(b) ? by.get(a)!.rps / by.get(b)!.rps : NaN);
+  const checks: Check[] = [];
+  const add = (what: string, issue: string, value: number, fmt: (n: number) => string, target: string, met: boolean) =>
+    checks.push({ what, issue, value: fmt(value), target, met: Number.isFinite(value) ? met : null });
+  const getVsBare = ratio('gatehouse-get', 'bare-get');
+  add('GET by id vs bare node:https', 'issue 2', getVsBare, fmtPct, '≥ 45%', getVsBare >= 0.45);
+  add('GET by id vs bare node:https', 'issue 4', getVsBare, fmtPct, '≥ 40%', getVsBare >= 0.4);
+  const p99 = by.get('gatehouse-get')?.p99 ?? NaN;
+  add('GET by id p99 at 50 connections', 'issues 2, 4', p99, (n) => `${fmtMs(n)} ms`, '< 10 ms', p99 < 10);
+  const listP99 = by.get('gatehouse-list')?.p99 ?? NaN;
+  add('filtered list p99 at 50 connections', 'issue 2', listP99, (n) => `${fmtMs(n)} ms`, '< 10 ms', listP99 < 10);
+  const getVsJson = ratio('gatehouse-get', 'json-server-get');
+  add('GET by id vs json-server', 'issue 4', getVsJson, fmtRatio, '≥ 2×', getVsJson >= 2);
+  const tokVsOidc = ratio('gatehouse-token', 'oidc-token');
+  add('client_credentials tokens/s vs oidc-provider', 'issue 3', tokVsOidc, fmtRatio, '≥ 2×', tokVsOidc >= 2);
+  add('filtered list query uses an index', 'issue 2', planUsesIndex ? 1 : 0, (n) => (n ? 'SEARCH … USING INDEX' : 'SCAN'), 'no full scan', planUsesIndex);
+  const info = {
+    'filtered list vs bare node:https': fmtPct(ratio('gatehouse-list', 'bare-get')),
+    'filtered list vs json-server': fmtRatio(ratio('gatehouse-list', 'json-server-list')),
+    'token endpoint vs bare node:https POST': fmtPct(ratio('gatehouse-token', 'bare-post')),
+    ...(bareHttp ? { 'bare node:https vs bare node:http': fmtPct(ratio('bare-get', 'bare-http-get')) } : {}),
+  };
+
+  log('\nresults (medians over the rounds; ratios are ratios of medians)\n');
+  log(textTables(summaries, checks));
+  log('\nother ratios: ' + Object.entries(info).map(([k, v]) => `${k} ${v}`).join('; '));
+  const loaderBound = summaries.filter((s) => s.loaderCpu > 0.9 && (s.serverCpu ?? 1) < 0.85).map((s) => s.key);
+  if (loaderBound.length)
+    log(`note: the load generator was the bottleneck for ${loaderBound.join(', ')} (loader CPU ≈ 1 core, server below): those req/s are a floor, not the server's ceiling.`);
+
+  const command = [
+    ...Object.entries(env)
+      .filter(([k]) => k.startsWith('BENCH_'))
+      .map(([k, v]) => `${k}=${v}`),
+    'npm run bench',
+  ].join(' ');
+  const dirtySrc = git(['status', '--porcelain', '--', 'src']) !== '';
+  const results = {
+    date: started.toISOString(),
+    command,
+    machine: host,
+    settings: { ...settings, rounds: ROUNDS },
+    dataset: { zoos: ZOOS, cities: CITIES.length, idsRequested: ids.length },
+    gatehouse: {
+      commit: git(['rev-parse', '--short', 'HEAD']) + (dirtySrc ? ' (+ uncommitted changes in src/)' : ''),
+      distBuiltAt: statSync(path.join(ROOT, 'dist/cli/main.js')).mtime.toISOString(),
+      tokenSource: g.tokenSource,
+      rateLimit: 'on, max 1e9 per 60 s',
+    },
+    jsonServer: { protocol: JSON_SERVER_PROTOCOL },
+    responseBytes,
+    queryPlan,
+    summaries,
+    checks,
+    otherRatios: info,
+    samples: Object.fromEntries(samples),
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
+  const markdown = [
+    `Measured ${started.toISOString().slice(0, 10)} with \`${command}\` on ${host.nproc} CPUs (${host.cpu}), node ${host.node}; gatehouse ${results.gatehouse.commit}.`,
+    `${settings.connections} connections, pipelining ${settings.pipelining}, ${settings.warmup} s warm-up + ${settings.duration} s measured per target and round, ${ROUNDS} interleaved rounds; medians.`,
+    '',
+    markdownTables(summaries, checks),
+    '',
+    'Other ratios: ' + Object.entries(info).map(([k, v]) => `${k} **${v}**`).join('; ') + '.',
+    '',
+  ].join('\n');
+  writeFileSync(path.join(RESULTS_DIR, 'latest.md'), markdown);
+  log(`\nwrote ${path.relative(process.cwd(), path.join(RESULTS_DIR, 'latest.json'))} and latest.md (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s in all)`);
+}
+
+let failed = false;
+try {
+  await main();
+} catch (e) {
+  failed = true;
+  process.stderr.write(`\nbenchmark failed: ${(e as Error)?.stack ?? e}\n`);
+} finally {
+  await cleanUp();
+}
+process.exit(failed ? 1 : 0);

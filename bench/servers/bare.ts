@@ -1,0 +1,35 @@
+// The baseline: a bare node:https (or node:http) server answering every request with one fixed
+// JSON object, after reading the request body (as a real endpoint must).
+// env: BENCH_PROTOCOL=https|http, BENCH_CERT, BENCH_KEY (PEM files).
+import http from 'node:http';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+
+const body = JSON.stringify({
+  id: '0190c7d2-9a4e-7c4b-8f3e-1a2b3c4d5e6f',
+  name: 'Bare Zoo',
+  city: 'Lisbon',
+  founded: 1884,
+  created_at: '2024-07-01T12:00:00.000Z',
+  updated_at: '2024-07-01T12:00:00.000Z',
+});
+
+const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+  req.on('data', () => undefined);
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+};
+
+const protocol = process.env.BENCH_PROTOCOL === 'http' ? 'http' : 'https';
+const server =
+  protocol === 'https'
+    ? https.createServer({ cert: readFileSync(process.env.BENCH_CERT!), key: readFileSync(process.env.BENCH_KEY!) }, handler)
+    : http.createServer(handler);
+server.keepAliveTimeout = 72_000;
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as { port: number };
+  console.log(`listening on ${protocol}://127.0.0.1:${port}`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
