@@ -1,0 +1,102 @@
+// Interoperability: a third-party OAuth client library (oauth4webapi) discovers gatehouse through
+// RFC 8414 metadata and runs the authorization code + PKCE, client credentials, refresh,
+// introspection and revocation flows against it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as oauth from 'oauth4webapi';
+import { fetch as undiciFetch } from 'undici';
+import { startServer, type TestServer } from './helpers/server.js';
+import { CookieJar, addClient, addUser, decide, signIn, type RegisteredClient } from './helpers/oauth.js';
+
+let server: TestServer;
+let web: RegisteredClient;
+let as: oauth.AuthorizationServer;
+const CB = 'https://rp.example/callback';
+
+// oauth4webapi lets the application supply fetch: this one trusts the server's self-signed certificate.
+const trustingFetch = (url: string, init: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher: server.agent }) as unknown as Promise<Response>;
+const opts = () => ({ [oauth.customFetch]: trustingFetch }) as const;
+
+before(async () => {
+  server = await startServer();
+  addUser(server, 'erin', 'erin-password-1');
+  web = addClient(server, 'rp', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--grant', 'client_credentials', '--redirect-uri', CB, '--name', 'Relying Party']);
+  const issuer = new URL(server.url);
+  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...opts() }));
+});
+after(async () => {
+  await server.cleanup();
+});
+
+const client = (): oauth.Client => ({ client_id: 'rp' });
+const auth = () => oauth.ClientSecretBasic(web.client_secret!);
+
+test('discovery: oauth4webapi accepts the RFC 8414 metadata', () => {
+  assert.equal(as.issuer, server.url);
+  assert.equal(as.token_endpoint, `${server.url}/oauth/token`);
+  assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
+});
+
+test('authorization code + PKCE, then refresh, introspection and revocation', async () => {
+  const verifier = oauth.generateRandomCodeVerifier();
+  const state = oauth.generateRandomState();
+  const url = new URL(as.authorization_endpoint!);
+  url.searchParams.set('client_id', 'rp');
+  url.searchParams.set('redirect_uri', CB);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('scope', 'zoos:read zoos:write');
+  url.searchParams.set('state', state);
+  url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
+  url.searchParams.set('code_challenge_method', 'S256');
+
+  const jar = new CookieJar();
+  const consent = await signIn(server, jar, url.href, 'erin', 'erin-password-1');
+  const redirect = await decide(server, jar, consent, { scope: ['zoos:read'] });
+  assert.equal(redirect.status, 302);
+
+  const params = oauth.validateAuthResponse(as, client(), new URL(redirect.location!), state);
+  const tokenResponse = await oauth.authorizationCodeGrantRequest(as, client(), auth(), params, CB, verifier, opts());
+  const tokens = await oauth.processAuthorizationCodeResponse(as, client(), tokenResponse);
+  assert.equal(tokens.token_type, 'bearer');
+  assert.equal(tokens.scope, 'zoos:read');
+  assert.ok(tokens.refresh_token);
+
+  const refreshed = await oauth.processRefreshTokenResponse(as, client(), await oauth.refreshTokenGrantRequest(as, client(), auth(), tokens.refresh_token!, opts()));
+  assert.ok(refreshed.access_token && refreshed.access_token !== tokens.access_token);
+  assert.ok(refreshed.refresh_token && refreshed.refresh_token !== tokens.refresh_token);
+
+  const info = await oauth.processIntrospectionResponse(as, client(), await oauth.introspectionRequest(as, client(), auth(), refreshed.access_token, opts()));
+  assert.equal(info.active, true);
+  assert.equal(info.scope, 'zoos:read');
+
+  await oauth.processRevocationResponse(await oauth.revocationRequest(as, client(), auth(), refreshed.refresh_token!, opts()));
+  const after = await oauth.processIntrospectionResponse(as, client(), await oauth.introspectionRequest(as, client(), auth(), refreshed.access_token, opts()));
+  assert.equal(after.active, false);
+});
+
+test('client credentials with client_secret_post', async () => {
+  const res = await oauth.clientCredentialsGrantRequest(as, client(), oauth.ClientSecretPost(web.client_secret!), { scope: 'orders:read' }, opts());
+  const tokens = await oauth.processClientCredentialsResponse(as, client(), res);
+  assert.equal(tokens.token_type, 'bearer');
+  assert.equal(tokens.scope, 'orders:read');
+  assert.equal(tokens.expires_in, 3600);
+});
+
+test('errors reach the library as RFC 6749 error responses', async () => {
+  const res = await oauth.clientCredentialsGrantRequest(as, client(), oauth.ClientSecretBasic('wrong'), {}, opts());
+  // A 401 with WWW-Authenticate surfaces as the challenge (scheme Basic); the body is still RFC 6749's.
+  await assert.rejects(oauth.processClientCredentialsResponse(as, client(), res.clone()), (err: unknown) => {
+    assert.ok(err instanceof oauth.WWWAuthenticateChallengeError, String(err));
+    assert.equal(err.status, 401);
+    assert.equal(err.cause[0].scheme, 'basic');
+    return true;
+  });
+  assert.equal(((await res.json()) as { error: string }).error, 'invalid_client');
+  const scope = await oauth.clientCredentialsGrantRequest(as, client(), auth(), { scope: 'penguins:read' }, opts());
+  await assert.rejects(oauth.processClientCredentialsResponse(as, client(), scope), (err: unknown) => {
+    assert.ok(err instanceof oauth.ResponseBodyError, String(err));
+    assert.equal(err.error, 'invalid_scope');
+    assert.equal(err.status, 400);
+    return true;
+  });
+});
