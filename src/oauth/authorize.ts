@@ -164,7 +164,7 @@ function sendPage(reply: FastifyReply, status: number, html: string): FastifyRep
 function validityChoices(ctx: AppContext): { seconds: number; label: string }[] {
   const max = ctx.config.auth.maxGrantTtl;
   const seconds = [...new Set([3600, 86400, 30 * 86400].filter((s) => s < max).concat(max))];
-  return seconds.map((s) => ({ seconds: s, label: s === max ? `${describeDuration(s)} (longest)` : describeDuration(s) }));
+  return seconds.map((s) => ({ seconds: s, label: describeDuration(s) }));
 }
 
 function scopeLabel(ctx: AppContext, scope: string): string {

@@ -26,8 +26,8 @@ legend{padding:0;margin-bottom:.5rem;font-weight:600}
 .choice{display:flex;gap:.65rem;align-items:flex-start;padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;margin-bottom:.5rem;cursor:pointer}
 .choice input{margin:.3rem 0 0;width:1.05rem;height:1.05rem;accent-color:var(--accent);flex:none}
 .choice span{display:block}
-.choice code{font-size:.8rem;color:var(--muted)}
-.options{display:grid;grid-template-columns:repeat(auto-fit,minmax(7.5rem,1fr));gap:.5rem}
+.choice code{display:block;font-size:.8rem;color:var(--muted)}
+.options{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.5rem}
 .options .choice{margin:0;align-items:center}
 .options .choice input{margin:0}
 .actions{display:flex;gap:.75rem;margin-top:1.5rem;flex-wrap:wrap}
