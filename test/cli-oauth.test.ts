@@ -1,0 +1,140 @@
+// gatehouse user / client / keys: the CLI contract of DESIGN.md, checked against the database it writes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { DEMO_CONFIG_FILE, runCli, tempDir } from './helpers/server.js';
+
+let dataDir: string;
+const cli = (args: string[], input?: string) => runCli([...args, '--config', DEMO_CONFIG_FILE, '--data-dir', dataDir], { input });
+const db = () => new Database(path.join(dataDir, 'gatehouse.db'), { readonly: true });
+
+before(() => {
+  dataDir = tempDir();
+});
+after(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('user add: --password, --password-stdin, or a generated password printed once; stored as argon2id', () => {
+  const a = cli(['user', 'add', 'ann', '--password', 'ann-password-1']);
+  assert.equal(a.status, 0, a.stderr);
+  const ann = JSON.parse(a.stdout);
+  assert.equal(ann.username, 'ann');
+  assert.equal(ann.subject, `user:${ann.id}`);
+  assert.equal(ann.password, undefined);
+
+  const b = cli(['user', 'add', 'ben', '--password-stdin'], 'ben-password-1\n');
+  assert.equal(b.status, 0, b.stderr);
+
+  const c = cli(['user', 'add', 'cat']);
+  assert.equal(c.status, 0, c.stderr);
+  const generated = JSON.parse(c.stdout).password;
+  assert.ok(generated.length >= 20);
+
+  const conn = db();
+  const rows = conn.prepare('select username, password_hash from users order by username').all() as { username: string; password_hash: string }[];
+  conn.close();
+  assert.deepEqual(rows.map((r) => r.username), ['ann', 'ben', 'cat']);
+  for (const r of rows) assert.match(r.password_hash, /^\$argon2id\$/);
+  assert.ok(!rows.some((r) => r.password_hash.includes(generated) || r.password_hash.includes('ann-password-1')));
+
+  const list = cli(['user', 'list']);
+  assert.equal(list.status, 0);
+  assert.doesNotMatch(list.stdout, /argon2|password/);
+});
+
+test('user add refuses duplicates, bad names, short passwords and two password sources', () => {
+  for (const args of [
+    ['user', 'add', 'ann', '--password', 'another-pass'],
+    ['user', 'add', 'bad name', '--password', 'whatever-1'],
+    ['user', 'add', 'dan', '--password', 'short'],
+    ['user', 'add', 'eve', '--password', 'eve-password', '--password-stdin'],
+  ]) {
+    const r = cli(args, 'x');
+    assert.equal(r.status, 1, args.join(' '));
+    assert.match(r.stderr, /^gatehouse: /);
+  }
+});
+
+test('client add: prints the client with a generated secret once; only its SHA-256 is stored', () => {
+  const r = cli(['client', 'add', 'shop', '--redirect-uri', 'https://shop.example/cb', '--redirect-uri', 'http://127.0.0.1:9000/cb', '--grant', 'authorization_code', '--grant', 'refresh_token', '--scope', 'orders:write  orders:read', '--name', 'The Shop']);
+  assert.equal(r.status, 0, r.stderr);
+  const shop = JSON.parse(r.stdout);
+  assert.equal(shop.client_id, 'shop');
+  assert.equal(shop.name, 'The Shop');
+  assert.equal(shop.type, 'confidential');
+  assert.deepEqual(shop.redirect_uris, ['https://shop.example/cb', 'http://127.0.0.1:9000/cb']);
+  assert.deepEqual(shop.grant_types, ['authorization_code', 'refresh_token']);
+  assert.equal(shop.scope, 'orders:read orders:write');
+  assert.equal(shop.token_type, 'bearer');
+  assert.match(shop.client_secret, /^[A-Za-z0-9_-]{43}$/);
+
+  const conn = db();
+  const row = conn.prepare('select * from clients where id = ?').get('shop') as { secret_hash: string; public: number };
+  conn.close();
+  assert.equal(row.secret_hash, createHash('sha256').update(shop.client_secret).digest('base64url'));
+  assert.equal(row.public, 0);
+
+  const list = cli(['client', 'list']);
+  assert.equal(list.status, 0);
+  assert.equal(list.stdout.includes(shop.client_secret), false);
+  assert.equal(list.stdout.includes(row.secret_hash), false);
+  assert.equal(JSON.parse(list.stdout)[0].client_id, 'shop');
+});
+
+test('client add: --secret, --public, --token-type mac, and every scope when --scope is absent', () => {
+  const chosen = cli(['client', 'add', 'svc', '--secret', 'a-long-chosen-secret-value', '--grant', 'client_credentials', '--token-type', 'mac']);
+  assert.equal(chosen.status, 0, chosen.stderr);
+  const svc = JSON.parse(chosen.stdout);
+  assert.equal(svc.client_secret, 'a-long-chosen-secret-value');
+  assert.equal(svc.token_type, 'mac');
+  assert.equal(svc.scope, null);
+  const pub = cli(['client', 'add', 'mobile', '--public', '--grant', 'authorization_code', '--redirect-uri', 'com.example.app:/oauth']);
+  assert.equal(pub.status, 0, pub.stderr);
+  const mobile = JSON.parse(pub.stdout);
+  assert.equal(mobile.type, 'public');
+  assert.equal(mobile.client_secret, undefined);
+});
+
+test('client add refuses what cannot work or would be unsafe', () => {
+  const cases: [string[], RegExp][] = [
+    [['client', 'add', 'shop', '--grant', 'client_credentials'], /already exists/],
+    [['client', 'add', 'x1', '--grant', 'authorization_code'], /redirect-uri/],
+    [['client', 'add', 'x2', '--grant', 'teleport'], /--grant teleport/],
+    [['client', 'add', 'x3'], /at least one --grant/],
+    [['client', 'add', 'x4', '--public', '--grant', 'client_credentials'], /public client cannot use client_credentials/],
+    [['client', 'add', 'x5', '--public', '--secret', 'abcdefghijklmnopq', '--grant', 'password'], /no --secret/],
+    [['client', 'add', 'x6', '--grant', 'implicit', '--redirect-uri', 'https://a.example/cb#frag'], /fragment/],
+    [['client', 'add', 'x7', '--grant', 'implicit', '--redirect-uri', 'http://a.example/cb'], /plain http/],
+    [['client', 'add', 'x8', '--grant', 'implicit', '--redirect-uri', 'not a uri'], /absolute/],
+    [['client', 'add', 'x9', '--grant', 'implicit', '--redirect-uri', 'javascript:alert(1)'], /not allowed/],
+    [['client', 'add', 'x10', '--grant', 'password', '--scope', 'penguins:read'], /unknown scope penguins:read/],
+    [['client', 'add', 'x11', '--grant', 'password', '--token-type', 'jwt'], /bearer or mac/],
+    [['client', 'add', 'bad id!', '--grant', 'password'], /client id/],
+  ];
+  for (const [args, message] of cases) {
+    const r = cli(args);
+    assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}`);
+    assert.match(r.stderr, message, args.join(' '));
+  }
+  const conn = db();
+  const ids = (conn.prepare('select id from clients order by id').all() as { id: string }[]).map((r) => r.id);
+  conn.close();
+  assert.deepEqual(ids, ['mobile', 'shop', 'svc']);
+});
+
+test('keys rotate makes a new current key and keeps the old one for verification', () => {
+  const before = cli(['keys', 'rotate']);
+  assert.equal(before.status, 0, before.stderr);
+  const { key_id } = JSON.parse(before.stdout);
+  const conn = db();
+  const keys = conn.prepare('select id, retired_at from signing_keys order by created_at').all() as { id: string; retired_at: number | null }[];
+  conn.close();
+  assert.ok(keys.length >= 2);
+  assert.equal(keys.at(-1)!.id, key_id);
+  assert.equal(keys.at(-1)!.retired_at, null);
+  assert.ok(keys.slice(0, -1).every((k) => k.retired_at !== null));
+});
