@@ -43,6 +43,9 @@ test('metadata (RFC 8414) lists the endpoints, grants, scopes, PKCE method and a
   for (const g of ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token']) assert.ok(r.body.grant_types_supported.includes(g), g);
   assert.ok(r.body.scopes_supported.includes('zoos:read') && r.body.scopes_supported.includes('articles:write'));
   assert.deepEqual(r.body.token_endpoint_auth_methods_supported.sort(), ['client_secret_basic', 'client_secret_post', 'none']);
+  const jwks = await server.json('GET', '/oauth/jwks');
+  assert.equal(jwks.status, 200);
+  assert.deepEqual(jwks.body, { keys: [] });
 });
 
 test('password grant with a form body and HTTP Basic: the access token record, not cacheable', async () => {
