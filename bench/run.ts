@@ -23,6 +23,7 @@ import {
   TOKEN_REQUEST_BODY,
   basicAuth,
   exportZoos,
+  restartGatehouse,
   filteredListQueryPlan,
   seedZoos,
   startGatehouse,
@@ -95,10 +96,12 @@ function machine() {
   };
 }
 
-async function probe(agent: Agent, t: Target): Promise<{ bytes: number; problem: string | null }> {
+async function probe(agent: Agent, t: Target) {
   const res = await fetch(t.work.url + t.work.paths[0], { method: t.work.method, headers: t.work.headers, body: t.work.body, dispatcher: agent });
   const body = await res.text();
-  return { bytes: Buffer.byteLength(body), problem: t.check(res.status, body) };
+  let headerBytes = 0;
+  for (const [name, value] of res.headers) headerBytes += name.length + value.length + 4;
+  return { bytes: Buffer.byteLength(body), headerBytes, headers: Object.fromEntries(res.headers), problem: t.check(res.status, body) };
 }
 
 const expectJson =
@@ -128,7 +131,7 @@ async function main(): Promise<void> {
   // --- gatehouse: start, token, seed -------------------------------------------------------
   log('starting gatehouse (dist/cli/main.js serve, SQLite) ...');
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
-  const g: Gatehouse = await startGatehouse(work, log, PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []);
+  const g: Gatehouse = await startGatehouse(work, log);
   log(`  ${g.server.url} (pid ${g.server.pid}), bearer token from ${g.tokenSource === 'token-endpoint' ? 'POST /oauth/token (client_credentials)' : 'the database (stand-in)'}`);
 
   let lastShown = -1;
@@ -146,6 +149,11 @@ async function main(): Promise<void> {
   const zoos = await exportZoos(g);
   if (zoos.length !== ZOOS) throw new Error(`gatehouse lists ${zoos.length} zoos, expected ${ZOOS}`);
   const owner = String(zoos[0].owner ?? '');
+  if (PROFILE_DIR) {
+    // Seeding is not what we want to see in the profile: restart on the seeded data dir.
+    await restartGatehouse(g, work, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]);
+    log(`  restarted gatehouse under --cpu-prof (profile in ${PROFILE_DIR} when it stops): ${g.server.url} (pid ${g.server.pid})`);
+  }
 
   const queryPlan = filteredListQueryPlan(g.dataDir, owner, CITIES[0]);
   log('  query plan of GET /v1/zoos?city=X&limit=20 (EXPLAIN QUERY PLAN, read-only on gatehouse.db):');
@@ -226,15 +234,17 @@ async function main(): Promise<void> {
 
   // One correct answer from each before measuring: a fast error is not a result.
   const probeAgent = new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } });
-  const responseBytes: Record<string, number> = {};
+  const responseBytes: Record<string, { body: number; headers: number }> = {};
+  const responseHeaders: Record<string, Record<string, string>> = {};
   for (const t of targets) {
-    const { bytes, problem } = await probe(probeAgent, t);
+    const { bytes, headerBytes, headers, problem } = await probe(probeAgent, t);
     if (problem) throw new Error(`${t.label}: ${problem}`);
-    responseBytes[t.key] = bytes;
+    responseBytes[t.key] = { body: bytes, headers: headerBytes };
+    responseHeaders[t.key] = headers;
   }
   await probeAgent.close();
   await g.agent.close();
-  log(`  response sizes (bytes): ${targets.map((t) => `${t.key} ${responseBytes[t.key]}`).join(', ')}`);
+  log(`  response sizes in bytes (headers + body): ${targets.map((t) => `${t.key} ${responseBytes[t.key].headers}+${responseBytes[t.key].body}`).join(', ')}`);
   const perRound = targets.length * (settings.warmup + settings.duration);
   log(`\nmeasuring ${targets.length} targets × ${ROUNDS} rounds ≈ ${Math.ceil((perRound * ROUNDS) / 60)} min`);
 
@@ -305,6 +315,7 @@ async function main(): Promise<void> {
     },
     jsonServer: { protocol: JSON_SERVER_PROTOCOL },
     responseBytes,
+    responseHeaders,
     queryPlan,
     summaries,
     checks,

@@ -104,6 +104,23 @@ function mintTokenInDatabase(dataDir: string): string {
   }
 }
 
+function spawnGatehouse(configFile: string, dataDir: string, workDir: string, nodeArgs: string[], name = 'gatehouse'): Promise<ServerProcess> {
+  return spawnServer({
+    name,
+    args: [...nodeArgs, CLI, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0'],
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined },
+    logDir: workDir,
+    ready: /gatehouse listening on (https:\/\/\S+)/,
+  });
+}
+
+/** Stops the server and starts it again on the same data dir (e.g. under --cpu-prof once seeding is done). */
+export async function restartGatehouse(g: Gatehouse, workDir: string, nodeArgs: string[]): Promise<void> {
+  await g.server.stop();
+  g.server = await spawnGatehouse(g.configFile, g.dataDir, workDir, nodeArgs, 'gatehouse-profiled');
+}
+
 export async function startGatehouse(workDir: string, log: (line: string) => void, nodeArgs: string[] = []): Promise<Gatehouse> {
   if (!existsSync(CLI)) throw new Error(`${path.relative(process.cwd(), CLI)} is missing: run \`npm run build\` first`);
   const dataDir = path.join(workDir, 'gatehouse-data');
@@ -114,14 +131,7 @@ export async function startGatehouse(workDir: string, log: (line: string) => voi
   const clientAdded = added.status === 0;
   if (!clientAdded) log(`  \`gatehouse client add\` failed (${(added.stderr || added.stdout).trim().split('\n')[0]})`);
 
-  const server = await spawnServer({
-    name: 'gatehouse',
-    args: [...nodeArgs, CLI, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0'],
-    cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined },
-    logDir: workDir,
-    ready: /gatehouse listening on (https:\/\/\S+)/,
-  });
+  const server = await spawnGatehouse(configFile, dataDir, workDir, nodeArgs);
   const certFile = path.join(dataDir, 'tls', 'cert.pem');
   const keyFile = path.join(dataDir, 'tls', 'key.pem');
   const agent = new Agent({ connect: { ca: readFileSync(certFile, 'utf8') }, connections: 16 });
