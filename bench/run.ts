@@ -7,7 +7,8 @@
 // Settings (environment): BENCH_DURATION (measured seconds, 10), BENCH_WARMUP (seconds, 3),
 // BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_PIPELINING (1), BENCH_ZOOS (10000),
 // BENCH_ONLY (comma-separated target keys), BENCH_HTTP=1 (also measure a bare node:http server),
-// BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof).
+// BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
+// BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -246,7 +247,8 @@ async function main(): Promise<void> {
   await g.agent.close();
   log(`  response sizes in bytes (headers + body): ${targets.map((t) => `${t.key} ${responseBytes[t.key].headers}+${responseBytes[t.key].body}`).join(', ')}`);
   const perRound = targets.length * (settings.warmup + settings.duration);
-  log(`\nmeasuring ${targets.length} targets × ${ROUNDS} rounds ≈ ${Math.ceil((perRound * ROUNDS) / 60)} min`);
+  log(`\nmeasuring ${targets.length} targets × ${ROUNDS} rounds ≈ ${((perRound * ROUNDS) / 60).toFixed(1)} min (load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
+  const loadBefore = os.loadavg();
 
   // --- interleaved rounds -----------------------------------------------------------------
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.key, []]));
@@ -306,6 +308,7 @@ async function main(): Promise<void> {
     command,
     machine: host,
     settings: { ...settings, rounds: ROUNDS },
+    loadAverage: { beforeMeasuring: loadBefore, after: os.loadavg() },
     dataset: { zoos: ZOOS, cities: CITIES.length, idsRequested: ids.length },
     gatehouse: {
       commit: git(['rev-parse', '--short', 'HEAD']) + (dirtySrc ? ' (+ uncommitted changes in src/)' : ''),

@@ -21,7 +21,9 @@ function cleanUpNow(): void {
   if (cleanedUp) return;
   cleanedUp = true;
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  if (process.env.BENCH_KEEP === '1') {
+    if (tempDirs.size) process.stderr.write(`BENCH_KEEP=1: kept ${[...tempDirs].join(', ')}\n`);
+  } else for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 }
 
 /** Graceful clean-up: SIGTERM every child, SIGKILL after a grace period, then delete the temp dirs. */
