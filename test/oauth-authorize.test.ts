@@ -231,6 +231,10 @@ test('unknown or missing client: an error page (JSON when JSON is preferred), no
   const repeated = await page(server, new CookieJar(), `/oauth/authorize?response_type=code&client_id=web&client_id=single&redirect_uri=${encodeURIComponent(WEB_CB)}`);
   assert.equal(repeated.status, 400);
   assert.equal(repeated.location, null);
+  const garbled = await page(server, new CookieJar(), `/oauth/authorize?response_type=code&client_id=web&redirect_uri=${encodeURIComponent(WEB_CB)}&state=%E0%A4%A`);
+  assert.equal(garbled.status, 400);
+  assert.equal(garbled.location, null);
+  assert.match(garbled.headers.get('content-type')!, /^text\/html/);
 });
 
 test('other request errors are redirected to the client with RFC 6749 error parameters and state', async () => {

@@ -33,6 +33,7 @@ interface AuthorizationRequest {
   codeChallenge: string | null;
   /** The query string as received, echoed in the forms. */
   raw: string;
+  errorMode: ResponseType;
 }
 
 /** A problem that must not be sent to the redirect URI (unknown client, unregistered URI). */
@@ -43,7 +44,6 @@ class PageError extends Error {
     readonly title: string,
     readonly description: string,
     readonly detail: Record<string, string>,
-    readonly headers: Record<string, string> = {},
   ) {
     super(description);
   }
@@ -77,7 +77,23 @@ function prefersJson(accept: string | undefined): boolean {
 }
 
 /** Stage 1: who is asking and where the answer may go. Stage 2: everything else. */
-async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string): Promise<{ partial: Omit<AuthorizationRequest, 'responseType' | 'scope' | 'codeChallenge'>; complete: () => AuthorizationRequest }> {
+interface VerifiedTarget {
+  client: Client;
+  redirectUri: string;
+  redirectUriGiven: boolean;
+  state: string | undefined;
+  raw: string;
+  errorMode: ResponseType;
+}
+
+interface ReadRequest {
+  /** Stage 1 passed: the client and where errors may be sent. */
+  partial: VerifiedTarget;
+  /** Stage 2: throws RedirectError for anything else wrong. */
+  complete: () => AuthorizationRequest;
+}
+
+async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string): Promise<ReadRequest> {
   for (const name of ['client_id', 'redirect_uri'])
     if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
   const clientId = params.get('client_id');
@@ -100,7 +116,9 @@ async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: st
     });
   }
   const state = params.repeated.has('state') ? undefined : params.get('state');
-  const partial = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw };
+  // Errors found before response_type is accepted still go where that response type would put them.
+  const errorMode: ResponseType = !params.repeated.has('response_type') && params.get('response_type') === 'token' ? 'token' : 'code';
+  const partial = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode };
 
   const complete = (): AuthorizationRequest => {
     for (const name of params.repeated) throw new RedirectError('invalid_request', `The ${name} parameter is repeated`);
@@ -211,41 +229,33 @@ async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: Fa
 async function guarded(
   request: FastifyRequest,
   reply: FastifyReply,
-  read: () => Promise<{ partial: { redirectUri: string; state: string | undefined; client: Client }; complete: () => AuthorizationRequest }>,
+  read: () => Promise<ReadRequest>,
   step: (req: AuthorizationRequest) => Promise<FastifyReply>,
 ): Promise<FastifyReply> {
-  let partial: { redirectUri: string; state: string | undefined; client: Client } | undefined;
-  let responseType: ResponseType | undefined;
+  let target: VerifiedTarget | undefined;
   try {
     const read_ = await read();
-    partial = read_.partial;
-    const req = read_.complete();
-    responseType = req.responseType;
-    return await step(req);
+    target = read_.partial;
+    return await step(read_.complete());
   } catch (e) {
     if (e instanceof PageError) {
       pageHeaders(reply);
-      for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
-      if (prefersJson(request.headers.accept)) throw new OAuthError(e.code, e.description, e.status, e.detail, e.headers);
+      if (prefersJson(request.headers.accept)) throw new OAuthError(e.code, e.description, e.status, e.detail);
       return sendPage(reply, e.status, errorPage(e.title, e.description));
     }
-    if (e instanceof RedirectError && partial) {
-      audit(request.log, 'grant.denied', { client_id: partial.client.id, reason: `${e.code}: ${e.description}` });
+    if (e instanceof RedirectError && target) {
+      audit(request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
       pageHeaders(reply);
-      return reply.redirect(redirectTo(partial.redirectUri, responseType ?? modeOf(request), { error: e.code, error_description: e.description, state: partial.state }), 302);
+      return reply.redirect(redirectTo(target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
+    }
+    if (e instanceof OAuthError && !target) {
+      // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.
+      pageHeaders(reply);
+      if (prefersJson(request.headers.accept)) throw e;
+      return sendPage(reply, e.status, errorPage('Invalid request', e.description));
     }
     throw e;
   }
-}
-
-/** For errors found before response_type was accepted: token → fragment, anything else → query. */
-function modeOf(request: FastifyRequest): ResponseType | undefined {
-  const marker = (request as FastifyRequest & { gatehouseResponseType?: string }).gatehouseResponseType;
-  return marker === 'token' ? 'token' : undefined;
-}
-
-function markResponseType(request: FastifyRequest, params: Params): void {
-  (request as FastifyRequest & { gatehouseResponseType?: string }).gatehouseResponseType = params.repeated.has('response_type') ? undefined : params.get('response_type');
 }
 
 export function authorizeGet(ctx: AppContext) {
@@ -255,11 +265,7 @@ export function authorizeGet(ctx: AppContext) {
     return guarded(
       request,
       reply,
-      async () => {
-        const params = queryParams(request);
-        markResponseType(request, params);
-        return readAuthorizationRequest(ctx, params, raw);
-      },
+      () => readAuthorizationRequest(ctx, queryParams(request), raw),
       async (req) => {
         const user = await sessionUser(ctx, request);
         return user ? renderConsent(ctx, request, reply, req, user) : renderLogin(ctx, request, reply, req);
@@ -285,11 +291,7 @@ export function authorizePost(ctx: AppContext) {
     return guarded(
       request,
       reply,
-      async () => {
-        const params = parseUrlEncoded(raw);
-        markResponseType(request, params);
-        return readAuthorizationRequest(ctx, params, raw);
-      },
+      () => readAuthorizationRequest(ctx, parseUrlEncoded(raw), raw),
       async (req) => {
         const step = form.get('step');
         if (step === 'login') return login(ctx, request, reply, req, form);
