@@ -60,9 +60,12 @@ export class Records {
     return model.access === 'shared' || owner === caller.subject;
   }
 
-  /** 404, or 410 when the id belonged to a record that was deleted. */
-  private async missing(model: CollectionModel, id: string): Promise<never> {
-    const tomb = await this.ctx.store.db
+  /**
+   * 404, or 410 when the id belonged to a record that was deleted. Inside a transaction it must
+   * read through that transaction: SQLite has one connection, so reading outside would wait forever.
+   */
+  private async missing(model: CollectionModel, id: string, db: Kysely<any> = this.db): Promise<never> {
+    const tomb = await db
       .selectFrom('tombstones')
       .select('deleted_at')
       .where('collection', '=', model.name)
@@ -80,7 +83,7 @@ export class Records {
   async requireParent(model: CollectionModel, caller: Caller, parentId: string, db: Kysely<any> = this.db): Promise<RecordRow> {
     const parentModel = this.ctx.collections.get(model.parent!.collection)!;
     const parent = await this.row(db, parentModel, parentId);
-    if (!parent) return this.missing(parentModel, parentId);
+    if (!parent) return this.missing(parentModel, parentId, db);
     if (!this.visible(parentModel, caller, parent.owner))
       throw forbidden(`The ${parentModel.name} record belongs to another owner`, { [model.parent!.field]: 'not accessible with this token' });
     return parent;
@@ -244,7 +247,7 @@ export class Records {
     const { model, parentId } = address;
     if (parentId !== null) await this.requireParent(model, caller, parentId, trx);
     const row = await this.row(trx, model, id);
-    if (!row || (parentId !== null && row.parent_id !== parentId)) return this.missing(model, id);
+    if (!row || (parentId !== null && row.parent_id !== parentId)) return this.missing(model, id, trx);
     if (!this.visible(model, caller, row.owner))
       throw forbidden(`This ${model.name} record belongs to another owner`, { id: 'not accessible with this token' });
     if (ifMatch !== undefined && !etagMatches(ifMatch, this.etag(row)))
