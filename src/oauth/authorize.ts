@@ -23,17 +23,22 @@ import { consentPage, describeDuration, errorPage, loginPage, pageSecurityPolicy
 
 type ResponseType = 'code' | 'token';
 
-interface AuthorizationRequest {
+/** What stage 1 establishes: the client is genuine and its redirect URI registered. */
+interface VerifiedTarget {
   client: Client;
   redirectUri: string;
   redirectUriGiven: boolean;
-  responseType: ResponseType;
-  scope: string[];
   state: string | undefined;
-  codeChallenge: string | null;
   /** The query string as received, echoed in the forms. */
   raw: string;
+  /** Where errors go before response_type is accepted: the fragment for `token`, else the query. */
   errorMode: ResponseType;
+}
+
+interface AuthorizationRequest extends VerifiedTarget {
+  responseType: ResponseType;
+  scope: string[];
+  codeChallenge: string | null;
 }
 
 /** A problem that must not be sent to the redirect URI (unknown client, unregistered URI). */
@@ -76,16 +81,6 @@ function prefersJson(accept: string | undefined): boolean {
   return json > 0 && json > qOf(accept, 'text/html');
 }
 
-/** Stage 1: who is asking and where the answer may go. Stage 2: everything else. */
-interface VerifiedTarget {
-  client: Client;
-  redirectUri: string;
-  redirectUriGiven: boolean;
-  state: string | undefined;
-  raw: string;
-  errorMode: ResponseType;
-}
-
 interface ReadRequest {
   /** Stage 1 passed: the client and where errors may be sent. */
   partial: VerifiedTarget;
@@ -93,6 +88,7 @@ interface ReadRequest {
   complete: () => AuthorizationRequest;
 }
 
+/** Stage 1: who is asking and where the answer may go (PageError). Stage 2: everything else (RedirectError). */
 async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string): Promise<ReadRequest> {
   for (const name of ['client_id', 'redirect_uri'])
     if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
@@ -116,9 +112,8 @@ async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: st
     });
   }
   const state = params.repeated.has('state') ? undefined : params.get('state');
-  // Errors found before response_type is accepted still go where that response type would put them.
   const errorMode: ResponseType = !params.repeated.has('response_type') && params.get('response_type') === 'token' ? 'token' : 'code';
-  const partial = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode };
+  const partial: VerifiedTarget = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode };
 
   const complete = (): AuthorizationRequest => {
     for (const name of params.repeated) throw new RedirectError('invalid_request', `The ${name} parameter is repeated`);
@@ -371,7 +366,8 @@ async function decide(ctx: AppContext, request: FastifyRequest, reply: FastifyRe
         created_at: now,
       })
       .execute();
-    await ctx.store.db.deleteFrom('authorization_codes').where('expires_at', '<=', now - 86_400_000).execute();
+    // Used codes are kept while their grant can live, so that a late replay still revokes it.
+    await ctx.store.db.deleteFrom('authorization_codes').where('expires_at', '<=', now).where('grant_expires_at', '<=', now).execute();
     audit(request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason: `valid for ${ttl}s` });
     return reply.redirect(redirectTo(req.redirectUri, 'code', { code, state: req.state }), 302);
   }
