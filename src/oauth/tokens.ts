@@ -155,3 +155,17 @@ export async function issueTokens(ctx: AppContext, db: Kysely<Database>, req: Is
 export function issuesRefreshTokens(client: Client): boolean {
   return client.grantTypes.includes('refresh_token');
 }
+
+/**
+ * Deletes what can no longer matter: tokens and grants past their end, ended sessions, closed
+ * throttle windows. Kept an hour longer than needed so a late request still gets the right error.
+ */
+export async function purgeExpired(ctx: AppContext): Promise<void> {
+  const db = ctx.store.db;
+  const cutoff = Date.now() - 3_600_000;
+  await db.deleteFrom('access_tokens').where('expires_at', '<', cutoff).execute();
+  await db.deleteFrom('refresh_tokens').where('expires_at', '<', cutoff).execute();
+  await db.deleteFrom('grants').where('expires_at', '<', cutoff).execute();
+  await db.deleteFrom('sessions').where('expires_at', '<', cutoff).execute();
+  await db.deleteFrom('counters').where('key', 'like', 'login:%').where('window_start', '<', cutoff - ctx.config.auth.loginThrottle.window * 1000).execute();
+}
