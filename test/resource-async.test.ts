@@ -1,0 +1,240 @@
+// 303 for a repeated Idempotency-Key, 202 + /v1/jobs/{id} for a POSTed array, and "nothing
+// written half": failed requests and failed bulk items leave the records as they were.
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { startServer, type TestServer } from './helpers/server.js';
+import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
+
+let server: TestServer;
+let a: ApiClient;
+let b: ApiClient;
+
+before(async () => {
+  server = await startServer({ config: { api: { maxBulkItems: 300 } } });
+  a = await apiClient(server, 'async-a');
+  b = await apiClient(server, 'async-b');
+});
+after(async () => {
+  await server.cleanup();
+});
+
+async function count(client: ApiClient, path = '/v1/zoos'): Promise<number> {
+  const res = await client.json('GET', `${path}${path.includes('?') ? '&' : '?'}limit=1`);
+  assert.equal(res.status, 200, res.text);
+  return Number(res.headers.get('x-total-count'));
+}
+
+async function waitForJob(client: ApiClient, location: string, timeoutMs = 20_000) {
+  const seen: number[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await client.json('GET', location);
+    assert.equal(res.status, 200, res.text);
+    seen.push(res.body.progress);
+    if (res.body.status === 'done') return { job: res.body, progress: seen };
+    assert.ok(['queued', 'running'].includes(res.body.status), res.body.status);
+    assert.ok(Date.now() < deadline, `job not done after ${timeoutMs} ms: ${res.text}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('Idempotency-Key', () => {
+  test('a repeat with the same key and body answers 303 to the first record; nothing is created twice', async () => {
+    const key = randomUUID();
+    const body = { name: 'Once', city: 'Oslo' };
+    const first = await a.json('POST', '/v1/zoos', body, { 'idempotency-key': key });
+    assert.equal(first.status, 201, first.text);
+    const before = await count(a);
+    for (let i = 0; i < 2; i++) {
+      const again = await a.json('POST', '/v1/zoos', body, { 'idempotency-key': key });
+      assert.equal(again.status, 303, again.text);
+      assert.equal(again.headers.get('location'), first.headers.get('location'));
+      assert.match(again.headers.get('content-type')!, /^application\/json/);
+    }
+    assert.equal(await count(a), before);
+    const list = await a.json('GET', '/v1/zoos?name=Once');
+    assert.equal(list.body.length, 1);
+  });
+
+  test('the same key with another body is 400 naming the header; nothing is created', async () => {
+    const key = randomUUID();
+    assert.equal((await a.json('POST', '/v1/zoos', { name: 'Key one' }, { 'idempotency-key': key })).status, 201);
+    const before = await count(a);
+    const res = await a.json('POST', '/v1/zoos', { name: 'Key two' }, { 'idempotency-key': key });
+    assertApiError(res, 400, ['idempotency-key']);
+    assert.equal(await count(a), before);
+    assert.deepEqual((await a.json('GET', `/v1/zoos?name=${encodeURIComponent('Key two')}`)).body, []);
+  });
+
+  test('keys are per subject: another client with the same key creates its own record', async () => {
+    const key = randomUUID();
+    const one = await a.json('POST', '/v1/zoos', { name: 'Shared key' }, { 'idempotency-key': key });
+    const two = await b.json('POST', '/v1/zoos', { name: 'Shared key' }, { 'idempotency-key': key });
+    assert.equal(one.status, 201);
+    assert.equal(two.status, 201);
+    assert.notEqual(one.body.id, two.body.id);
+  });
+
+  test('concurrent requests with the same key create one record', async () => {
+    const key = randomUUID();
+    const body = { name: 'Raced' };
+    const results = await Promise.all(Array.from({ length: 6 }, () => a.json('POST', '/v1/zoos', body, { 'idempotency-key': key })));
+    const statuses = results.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [201, 303, 303, 303, 303, 303], JSON.stringify(results.map((r) => r.text)));
+    assert.equal(new Set(results.map((r) => r.headers.get('location'))).size, 1);
+    assert.equal((await a.json('GET', '/v1/zoos?name=Raced')).body.length, 1);
+  });
+
+  test('a failed create does not use up the key', async () => {
+    const key = randomUUID();
+    assertApiError(await a.json('POST', '/v1/zoos', { city: 'no name' }, { 'idempotency-key': key }), 400);
+    const ok = await a.json('POST', '/v1/zoos', { name: 'Second try' }, { 'idempotency-key': key });
+    assert.equal(ok.status, 201, ok.text);
+  });
+
+  test('a malformed key is 400', async () => {
+    assertApiError(await a.json('POST', '/v1/zoos', { name: 'x' }, { 'idempotency-key': 'k'.repeat(256) }), 400, ['idempotency-key']);
+  });
+});
+
+describe('bulk create: 202 and /v1/jobs/{id}', () => {
+  test('a POSTed array becomes a job; valid items are created, invalid ones reported per item', async () => {
+    const before = await count(a);
+    const items: unknown[] = Array.from({ length: 120 }, (_, i) => ({ name: `Bulk ${i}`, city: 'Bulkville', founded: 2000 + (i % 5) }));
+    items[5] = { city: 'no name' };
+    items[60] = { name: 'Has id', id: randomUUID() };
+    items[119] = { name: 'Bad type', founded: 'soon' };
+    items[77] = 'not an object';
+    const res = await a.json('POST', '/v1/zoos', items);
+    assert.equal(res.status, 202, res.text);
+    const location = res.headers.get('location')!;
+    assert.match(location, new RegExp(`^${server.url.replace(/\./g, '\\.')}/v1/jobs/[0-9a-f-]{36}$`));
+    assert.equal(res.body.link.self.href, location);
+    assert.equal(res.body.total, 120);
+    assert.ok(['queued', 'running'].includes(res.body.status));
+
+    const { job, progress } = await waitForJob(a, location);
+    assert.equal(job.total, 120);
+    assert.equal(job.processed, 120);
+    assert.equal(job.progress, 1);
+    assert.equal(job.succeeded, 116);
+    assert.equal(job.failed, 4);
+    for (const p of progress) assert.ok(p >= 0 && p <= 1);
+    assert.deepEqual(progress, [...progress].sort((x, y) => x - y), 'progress never goes back');
+    assert.equal(job.results.length, 120);
+    const byIndex = new Map(job.results.map((r: any) => [r.index, r]));
+    const bad = (i: number) => byIndex.get(i) as any;
+    assert.equal(bad(5).status, 400);
+    assert.ok('name' in bad(5).detail);
+    assert.ok('id' in bad(60).detail);
+    assert.ok('founded' in bad(119).detail);
+    assert.equal(bad(77).status, 400);
+    const created = job.results.filter((r: any) => r.status === 201);
+    assert.equal(created.length, 116);
+    assert.equal(await count(a), before + 116);
+    assert.equal(await count(a, '/v1/zoos?city=Bulkville'), 116);
+    // Each result links to its record, which holds the submitted item.
+    for (const r of created.slice(0, 5).concat(created.slice(-2))) {
+      const rec = await a.json('GET', r.link.self.href);
+      assert.equal(rec.status, 200);
+      assert.equal(rec.body.id, r.id);
+      assert.equal(rec.body.name, `Bulk ${r.index}`);
+    }
+    assert.deepEqual((await a.json('GET', `/v1/zoos?name=${encodeURIComponent('Has id')}`)).body, []);
+  });
+
+  test('a bulk create of children under a zoo', async () => {
+    const zoo = (await a.json('POST', '/v1/zoos', { name: 'Ark' })).body;
+    const res = await a.json('POST', `/v1/zoos/${zoo.id}/animals`, [
+      { name: 'Noah', species: 'human' },
+      { name: 'Wrong', species: 'x', zoo_id: randomUUID() },
+      { name: 'Eve', species: 'dove' },
+    ]);
+    assert.equal(res.status, 202, res.text);
+    const { job } = await waitForJob(a, res.headers.get('location')!);
+    assert.deepEqual(job.results.map((r: any) => r.status), [201, 400, 201]);
+    assert.ok('zoo_id' in job.results[1].detail);
+    const animals = await a.json('GET', `/v1/zoos/${zoo.id}/animals`);
+    assert.deepEqual(animals.body.map((x: any) => x.name).sort(), ['Eve', 'Noah']);
+  });
+
+  test('a bulk create under a missing parent is 404 at once and creates nothing', async () => {
+    const before = await count(a, '/v1/animals');
+    assertApiError(await a.json('POST', `/v1/zoos/${randomUUID()}/animals`, [{ name: 'x', species: 'y' }]), 404);
+    assert.equal(await count(a, '/v1/animals'), before);
+  });
+
+  test('an empty array and one over maxBulkItems are 400', async () => {
+    assertApiError(await a.json('POST', '/v1/zoos', []), 400);
+    assertApiError(await a.json('POST', '/v1/zoos', Array.from({ length: 301 }, (_, i) => ({ name: `x${i}` }))), 400);
+  });
+
+  test("another subject cannot read a job; an unknown job is 404", async () => {
+    const res = await a.json('POST', '/v1/zoos', [{ name: 'Mine' }]);
+    const location = res.headers.get('location')!;
+    await waitForJob(a, location);
+    assertApiError(await b.json('GET', location), 403);
+    assertApiError(await a.json('GET', `/v1/jobs/${randomUUID()}`), 404);
+    assertApiError(await server.json('GET', location), 401);
+  });
+
+  test('the job route allows GET only', async () => {
+    const res = await a.json('DELETE', `/v1/jobs/${randomUUID()}`);
+    assertApiError(res, 405);
+    assert.match(res.headers.get('allow')!, /GET/);
+  });
+});
+
+describe('nothing written half', () => {
+  test('a failed validation leaves every collection as it was', async () => {
+    const zoosBefore = await count(a);
+    const animalsBefore = await count(a, '/v1/animals');
+    const zoo = (await a.json('POST', '/v1/zoos', { name: 'Stable' })).body;
+    assertApiError(await a.json('POST', `/v1/zoos/${zoo.id}/animals`, { name: 'No species' }), 400);
+    assertApiError(await a.json('POST', '/v1/zoos', { name: 'x', founded: 1.5 }), 400);
+    assert.equal(await count(a), zoosBefore + 1);
+    assert.equal(await count(a, '/v1/animals'), animalsBefore);
+  });
+
+  test('a failed update leaves the record byte for byte, version included', async () => {
+    const zoo = (await a.json('POST', '/v1/zoos', { name: 'Frozen', city: 'Bergen' })).body;
+    assertApiError(await a.json('PUT', `/v1/zoos/${zoo.id}`, { name: 'Frozen', founded: 'x' }), 400);
+    assertApiError(await a.json('PATCH', `/v1/zoos/${zoo.id}`, { city: 7 }), 400);
+    assertApiError(await a.json('PATCH', `/v1/zoos/${zoo.id}`, { created_at: '2000-01-01T00:00:00Z' }), 400);
+    const now = await a.json('GET', `/v1/zoos/${zoo.id}`);
+    assert.deepEqual(now.body, zoo);
+    assert.equal(now.headers.get('etag'), '"1"');
+  });
+
+  test('a failed delete (412) removes neither the record nor its children', async () => {
+    const zoo = (await a.json('POST', '/v1/zoos', { name: 'Kept' })).body;
+    const kid = (await a.json('POST', `/v1/zoos/${zoo.id}/animals`, { name: 'Kid', species: 'goat' })).body;
+    assertApiError(await a.json('DELETE', `/v1/zoos/${zoo.id}`, undefined, { 'if-match': '"9"' }), 412);
+    assert.equal((await a.json('GET', `/v1/zoos/${zoo.id}`)).status, 200);
+    assert.deepEqual((await a.json('GET', `/v1/animals/${kid.id}`)).body, kid);
+  });
+
+  test('a request cut off mid-body creates nothing', async () => {
+    const before = await count(a);
+    const { connect } = await import('node:tls');
+    const url = new URL(server.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect({ host: url.hostname, port: Number(url.port), ca: server.ca, servername: 'localhost' }, () => {
+        const body = JSON.stringify({ name: 'Cut off', city: 'Half' });
+        socket.write(
+          `POST /v1/zoos HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${a.token}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${body.length + 50}\r\n\r\n${body.slice(0, 10)}`,
+        );
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 200);
+      });
+      socket.on('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(await count(a), before);
+    assert.deepEqual((await a.json('GET', `/v1/zoos?city=Half`)).body, []);
+  });
+});
