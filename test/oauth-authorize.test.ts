@@ -97,6 +97,19 @@ test('signing in sets a session cookie (HttpOnly, Secure, SameSite=Lax) and show
   assert.match(again.html, /name="decision" value="allow"/);
 });
 
+test('"Sign in as someone else" ends the session and shows the login page again', async () => {
+  const jar = new CookieJar();
+  const target = authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB, state: 'sw' });
+  const consent = await signIn(server, jar, target, 'bob', PASSWORD);
+  const form = consent.html.slice(consent.html.indexOf('class="switch"'));
+  const out = await page(server, jar, '/oauth/authorize', { request: hiddenField(form, 'request'), csrf_token: hiddenField(form, 'csrf_token'), step: 'logout' });
+  assert.equal(out.status, 303);
+  assert.ok(jar.raw.some((c) => /^gatehouse_session=;.*Max-Age=0/.test(c)));
+  const login = await page(server, jar, out.location!);
+  assert.match(login.html, /name="password"/);
+  assert.equal(new URLSearchParams(hiddenField(login.html, 'request')).get('state'), 'sw');
+});
+
 test('a wrong password re-shows the login form with an error and no session', async () => {
   const jar = new CookieJar();
   const login = await page(server, jar, authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB }));

@@ -8,7 +8,7 @@ import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
 import { bodyParams, parseUrlEncoded, queryParams, type Params } from './params.js';
 import { isWellFormedPkceValue } from './pkce.js';
 import { allowedScopes, canonicalScope, resolveRequestedScope, scopeUniverse } from './scopes.js';
-import { sessionUser, startSession } from './sessions.js';
+import { endSession, sessionUser, startSession } from './sessions.js';
 import { throttled } from './grants/password.js';
 import { clearLoginFailures, loginRetryAfter, recordLoginFailure } from './throttle.js';
 import { createGrant, mintTokens, newGrantId, saveTokens } from './tokens.js';
@@ -290,6 +290,11 @@ export function authorizePost(ctx: AppContext) {
       async (req) => {
         const step = form.get('step');
         if (step === 'login') return login(ctx, request, reply, req, form);
+        if (step === 'logout') {
+          await endSession(ctx, request, reply);
+          pageHeaders(reply);
+          return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
+        }
         const user = await sessionUser(ctx, request);
         if (!user) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
         if (step === 'consent') return decide(ctx, request, reply, req, user, form);

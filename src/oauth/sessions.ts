@@ -57,3 +57,10 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
   await ctx.store.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
   setCookie(reply, ctx, SESSION_COOKIE, value, ttl);
 }
+
+/** Signs the browser out: the session row is deleted and the cookie cleared. */
+export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const value = readCookies(request).get(SESSION_COOKIE);
+  if (value) await ctx.store.db.deleteFrom('sessions').where('hash', '=', sha256(value)).execute();
+  setCookie(reply, ctx, SESSION_COOKIE, '', 0);
+}

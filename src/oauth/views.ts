@@ -34,6 +34,8 @@ legend{padding:0;margin-bottom:.5rem;font-weight:600}
 button{flex:1 1 8rem;padding:.7rem 1rem;font:inherit;font-weight:600;border-radius:8px;cursor:pointer;border:1px solid var(--line);background:transparent;color:var(--text)}
 button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+.switch{margin-top:1rem}
+button.link{flex:none;padding:0;border:0;background:none;color:var(--accent);font-weight:500;font-size:.9rem;text-decoration:underline;text-underline-offset:2px}
 .alert{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--danger);color:var(--danger)}
 .target{margin-top:1.25rem;font-size:.85rem;color:var(--muted);overflow-wrap:anywhere}
 @media (max-width:30rem){main{padding:1.25rem;border-radius:10px}body{padding:.75rem;align-items:flex-start}}
@@ -153,6 +155,10 @@ ${validities}
 <button type="submit" name="decision" value="allow" class="primary">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </div>
+</form>
+<form method="post" action="${escapeHtml(v.action)}" class="switch">
+${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'logout' })}
+<button type="submit" class="link">Not ${escapeHtml(v.username)}? Sign in as someone else</button>
 </form>
 <p class="target">Client id <code>${escapeHtml(v.clientId)}</code>. After your choice you will be sent to ${escapeHtml(v.redirectTarget)}.</p>`,
   );
