@@ -36,6 +36,8 @@ export interface Sample {
   timeouts: number;
   /** CPU used during the measurement, in cores (1.0 = one core fully busy). */
   serverCpu: number | null;
+  /** Server CPU time per response, in microseconds: what a request costs, whatever else the machine was doing. */
+  serverCpuPerRequest: number | null;
   loaderCpu: number;
 }
 
@@ -100,6 +102,8 @@ export async function measure(work: Workload, settings: LoadSettings, serverPid:
   for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {}))
     if (!code.startsWith('2')) non2xx[code] = count;
   const ok = result['2xx'];
+  const responses = ok + Object.values(non2xx).reduce((a, b) => a + b, 0);
+  const serverSeconds = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
   return {
     rps: ok / result.duration,
     p50: percentile(sorted, 50),
@@ -109,7 +113,8 @@ export async function measure(work: Workload, settings: LoadSettings, serverPid:
     non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
-    serverCpu: serverBefore === null || serverAfter === null ? null : (serverAfter - serverBefore) / elapsed,
+    serverCpu: serverSeconds === null ? null : serverSeconds / elapsed,
+    serverCpuPerRequest: serverSeconds === null || responses === 0 ? null : (serverSeconds / responses) * 1e6,
     loaderCpu: (loader.user + loader.system) / 1e6 / elapsed,
   };
 }
