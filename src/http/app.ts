@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Certificate } from './tls.js';
 import './route-config.js';
-import { clientErrorHandler, registerErrorHandling } from './error-handler.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './error-handler.js';
 import { registerJsonParser } from './body-parsers.js';
 import { applyMethodOverride } from './method-override.js';
 import { registerHttpPolicy } from './headers.js';
@@ -35,6 +35,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     forceCloseConnections: 'idle',
     genReqId: () => `${idPrefix}-${(++requestCount).toString(36)}`,
     clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
     serverFactory: (handler) =>
       https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
         applyMethodOverride(req);

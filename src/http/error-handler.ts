@@ -15,6 +15,7 @@ const FASTIFY_ERRORS: Record<string, (e: FastifyError) => ApiError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     new ApiError(400, 'Content-Length does not match the body', { 'content-length': 'does not match the body' }),
   FST_ERR_BAD_URL: () => new ApiError(400, 'Malformed URL', { url: 'is not a valid URL' }),
+  FST_ERR_MAX_PARAM_LENGTH: () => new ApiError(414, 'URL too long', { url: 'a path segment is too long' }),
   FST_ERR_ASYNC_CONSTRAINT: () => new ApiError(400, 'Bad request'),
 };
 
@@ -53,6 +54,16 @@ export function registerErrorHandling(app: FastifyInstance): void {
     request.log.error({ err }, 'unexpected failure');
     return sendError(reply, new ApiError(500, 'Internal server error', { request_id: String(request.id) }));
   });
+}
+
+/**
+ * Errors Fastify's router raises before any hook runs (a malformed percent-escape, an over-long
+ * path segment): the same JSON body, and the headers the policy hooks would have added.
+ */
+export function frameworkErrorHandler(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+  reply.header('x-content-type-options', 'nosniff');
+  sendError(reply, toApiError(err) ?? new ApiError(400, 'Bad request'));
 }
 
 /** Answers what Node's HTTP parser rejects (lower-case or unknown methods, huge headers) with the JSON error body. */
