@@ -55,15 +55,16 @@ export async function startServer(config: Config, out: (line: string) => void = 
   const c = ctx.config;
   const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
 
-  out(`gatehouse listening on ${c.publicUrl}`);
-  if (c.servesResources) out(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
-  out(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
-  out(`  role           ${c.role}`);
-  out(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redact(c.storage.redis)}` : ''}`);
-  out(`  data dir       ${c.dataDir}`);
-  out(`  config         ${c.file}`);
-  out(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
-  for (const line of demoLines) out(line);
+  const lines = [`gatehouse listening on ${c.publicUrl}`];
+  if (c.servesResources) lines.push(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
+  lines.push(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
+  lines.push(`  role           ${c.role}`);
+  lines.push(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redact(c.storage.redis)}` : ''}`);
+  lines.push(`  data dir       ${c.dataDir}`);
+  lines.push(`  config         ${c.file}`);
+  lines.push(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
+  // One write, so that whoever reads the banner sees it whole.
+  out([...lines, ...demoLines].join('\n'));
 
   const stopSweeper = startSweeper(ctx, app.log);
   let closing: Promise<void> | null = null;
