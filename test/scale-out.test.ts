@@ -1,0 +1,123 @@
+// DESIGN.md "Scale-out": two interchangeable instances on one PostgreSQL database and one Redis.
+// Tokens, revocations, quotas, maintenance, MAC nonces and authorization codes hold across both.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { createPgDatabase, pgAvailable, redisAvailable, startServer, TEST_REDIS_URL, type TestServer } from './helpers/server.js';
+import { registerClient, requestToken, secretOf } from './helpers/tokens.js';
+import { addClient, addUser, basic, obtainCode, pkcePair, post } from './helpers/oauth.js';
+
+const available = pgAvailable && redisAvailable;
+let a: TestServer;
+let b: TestServer;
+let database: { url: string; drop(): Promise<void> } | null = null;
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+before(async () => {
+  if (!available) return;
+  database = await createPgDatabase();
+  const env = { DATABASE_URL: database.url, REDIS_URL: TEST_REDIS_URL };
+  // A fresh Redis namespace per run would need a config knob; quotas are keyed by token, so unique tokens keep runs apart.
+  const config = { api: { rateLimit: { max: 12, window: 60 } } };
+  a = await startServer({ env, config });
+  b = await startServer({ env, config });
+});
+
+after(async () => {
+  await Promise.all([a?.cleanup(), b?.cleanup()]);
+  await database?.drop();
+});
+
+test('a token from one instance works on the other; records are shared', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-app');
+  const { body } = await requestToken(b, 'scale-app', 'zoos:read zoos:write');
+  const created = await a.json('POST', '/v1/zoos', { name: 'Shared' }, bearer(body.access_token));
+  assert.equal(created.status, 201, created.text);
+  const read = await b.json('GET', `/v1/zoos/${created.body.id}`, undefined, bearer(body.access_token));
+  assert.equal(read.status, 200);
+  assert.equal(read.body.name, 'Shared');
+  assert.equal(read.headers.get('etag'), created.headers.get('etag'));
+});
+
+test('a revocation on one instance is honoured by the other within one second', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-app');
+  const { body } = await requestToken(a, 'scale-app', 'zoos:read');
+  assert.equal((await b.json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status, 200);
+  const revoked = await a.fetch('/oauth/revocation', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('scale-app', secretOf('scale-app')) },
+    body: `token=${encodeURIComponent(body.access_token)}`,
+  });
+  assert.equal(revoked.status, 200);
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await b.json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status, 401);
+});
+
+test('the request quota is counted across instances (Redis)', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-app');
+  const { body } = await requestToken(a, 'scale-app', 'zoos:read');
+  const statuses: number[] = [];
+  for (let i = 0; i < 14; i++) statuses.push((await (i % 2 ? a : b).json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status);
+  assert.deepEqual(statuses.slice(0, 12), Array(12).fill(200));
+  assert.deepEqual(statuses.slice(12), [429, 429]);
+  const limited = await a.json('GET', '/v1/zoos', undefined, bearer(body.access_token));
+  assert.equal(limited.status, 429);
+  assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  assert.equal(limited.headers.get('ratelimit-limit'), '12');
+  assert.equal(limited.headers.get('ratelimit-remaining'), '0');
+  assert.equal(typeof limited.body.error, 'string');
+});
+
+test('maintenance mode switched through one instance answers 503 on both, /health stays up', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-app');
+  const { body } = await requestToken(a, 'scale-app', 'zoos:read');
+  assert.equal(a.cli(['maintenance', 'on']).status, 0);
+  try {
+    await new Promise((r) => setTimeout(r, 1500));
+    for (const s of [a, b]) {
+      const res = await s.json('GET', '/v1/zoos', undefined, bearer(body.access_token));
+      assert.equal(res.status, 503);
+      assert.ok(Number(res.headers.get('retry-after')) > 0);
+      const health = await s.json('GET', '/health');
+      assert.equal(health.status, 200);
+      assert.equal(health.body.maintenance, true);
+    }
+  } finally {
+    assert.equal(a.cli(['maintenance', 'off']).status, 0);
+  }
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await b.json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status, 200);
+});
+
+test('a MAC nonce used on one instance is a replay on the other', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-mac', { tokenType: 'mac' });
+  const { body } = await requestToken(a, 'scale-mac', 'zoos:read');
+  const header = (server: TestServer) => {
+    const url = new URL(server.url);
+    const nonce = '0:shared-nonce';
+    const text = [nonce, 'GET', '/v1/zoos', url.hostname, url.port, '', ''].join('\n') + '\n';
+    const mac = createHmac('sha256', body.mac_key).update(text).digest('base64');
+    return { authorization: `MAC id="${body.access_token}", nonce="${nonce}", mac="${mac}"` };
+  };
+  assert.equal((await a.json('GET', '/v1/zoos', undefined, header(a))).status, 200);
+  const replay = await b.json('GET', '/v1/zoos', undefined, header(b));
+  // b listens on another port, so its MAC differs; the nonce alone is what is replayed.
+  assert.equal(replay.status, 401);
+  assert.match(replay.headers.get('www-authenticate')!, /replayed nonce/);
+});
+
+test('an authorization code is redeemed exactly once when two instances race for it', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  addUser(a, 'racer', 'correct horse battery');
+  const client = addClient(a, 'race-app', ['--secret', 'race-secret', '--redirect-uri', 'https://client.example/cb', '--grant', 'authorization_code', '--grant', 'refresh_token']);
+  for (let round = 0; round < 3; round++) {
+    const { verifier, challenge } = pkcePair();
+    const { code } = await obtainCode(a, { clientId: 'race-app', username: 'racer', password: 'correct horse battery', scope: 'zoos:read', challenge });
+    const params = { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb', code_verifier: verifier };
+    const auth = basic(client.client_id, 'race-secret');
+    const results = await Promise.all([post(a, 'token', params, { auth }), post(b, 'token', params, { auth })]);
+    const statuses = results.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 400], `round ${round}: ${JSON.stringify(results.map((r) => r.body))}`);
+    const loser = results.find((r) => r.status === 400)!;
+    assert.equal(loser.body.error, 'invalid_grant');
+  }
+});
