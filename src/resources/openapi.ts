@@ -134,6 +134,53 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
   };
 }
 
+function attachmentPaths(m: CollectionModel, paths: Obj): void {
+  if (!m.attachments) return;
+  const base = `/${m.name}/{id}/attachments`;
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const file = Object.fromEntries(m.attachments.types.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }]));
+  paths[base] = {
+    parameters: [idParam],
+    get: {
+      tags: [m.name],
+      operationId: `list_${m.name}_attachments`,
+      security: security(m, 'read'),
+      responses: { '200': { description: 'The attachments of the record', content: json({ type: 'array', items: ref('Attachment') }) }, ...errors(401, 403, 404, 405, 410) },
+    },
+    post: {
+      tags: [m.name],
+      operationId: `add_${m.name}_attachment`,
+      summary: `Attach a file (at most ${m.attachments.maxBytes} bytes; ${m.attachments.types.join(', ')})`,
+      security: security(m, 'write'),
+      requestBody: {
+        required: true,
+        content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', contentMediaType: 'application/octet-stream' } } } }, ...file },
+      },
+      responses: {
+        '201': { description: 'Stored', headers: { Location: { schema: { type: 'string' } } }, content: json(ref('Attachment')) },
+        '422': { description: 'Too large, undeclared type, or content that does not match its type', content: json(ref('Error')) },
+        ...errors(401, 403, 404, 405, 410),
+      },
+    },
+  };
+  paths[`${base}/{attachment_id}`] = {
+    parameters: [idParam, { name: 'attachment_id', in: 'path', required: true, schema: { type: 'string' } }],
+    get: {
+      tags: [m.name],
+      operationId: `get_${m.name}_attachment`,
+      summary: 'JSON metadata, or the file itself when Accept names its type',
+      security: security(m, 'read'),
+      responses: { '200': { description: 'Metadata or content', content: { ...json(ref('Attachment')), ...file } }, ...errors(401, 403, 404, 405, 415) },
+    },
+    delete: {
+      tags: [m.name],
+      operationId: `delete_${m.name}_attachment`,
+      security: security(m, 'write'),
+      responses: { '204': { description: 'Deleted' }, ...errors(401, 403, 404, 405) },
+    },
+  };
+}
+
 export function buildOpenApi(config: Config, collections: CollectionRegistry): Obj {
   const paths: Obj = {};
   const schemas: Obj = {
@@ -148,6 +195,18 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry): O
       properties: { href: { type: 'string', format: 'uri' }, title: { type: 'string' }, type: { type: 'string' } },
     },
     Links: { type: 'object', additionalProperties: ref('Link'), readOnly: true },
+    Attachment: {
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        filename: { type: 'string' },
+        content_type: { type: 'string' },
+        size: { type: 'integer' },
+        sha256: { type: 'string' },
+        created_at: { type: 'string', format: 'date-time' },
+        link: ref('Links'),
+      },
+    },
     Job: {
       type: 'object',
       properties: {
@@ -166,6 +225,7 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry): O
   for (const m of collections.values()) {
     schemas[m.name] = recordSchema(m);
     collectionPaths(m, paths, null);
+    attachmentPaths(m, paths);
     if (m.parent) collectionPaths(m, paths, collections.get(m.parent.collection)!);
   }
   paths['/jobs/{id}'] = {
