@@ -7,6 +7,7 @@
 // Settings (environment): BENCH_DURATION (measured seconds, 10), BENCH_WARMUP (seconds, 3),
 // BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_PIPELINING (1), BENCH_ZOOS (10000),
 // BENCH_ONLY (comma-separated target keys), BENCH_HTTP=1 (also measure a bare node:http server),
+// BENCH_FASTIFY=1 (also measure a minimal Fastify app: the framework's floor),
 // BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
 // BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs).
 import { execFileSync } from 'node:child_process';
@@ -174,6 +175,10 @@ async function main(): Promise<void> {
     env.BENCH_HTTP === '1'
       ? await spawnServer({ name: 'bare-http', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: { ...childEnv, BENCH_PROTOCOL: 'http' }, logDir: work, ready: /listening on (\S+)/ })
       : null;
+  const fastify =
+    env.BENCH_FASTIFY === '1'
+      ? await spawnServer({ name: 'fastify', args: [...tsx, 'bench/servers/fastify.ts'], cwd: ROOT, env: childEnv, logDir: work, ready: /listening on (\S+)/ })
+      : null;
   const jsonServer = await spawnServer({
     name: 'json-server',
     args: [...tsx, 'bench/servers/json-server.ts'],
@@ -207,6 +212,9 @@ async function main(): Promise<void> {
     { key: 'bare-get', label: 'bare node:https, fixed JSON (GET)', server: bare, work: { url: bare.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') },
     ...(bareHttp
       ? [{ key: 'bare-http-get', label: 'bare node:http (plain), fixed JSON (GET)', server: bareHttp, work: { url: bareHttp.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') }]
+      : []),
+    ...(fastify
+      ? [{ key: 'fastify-get', label: 'minimal Fastify over https, fixed JSON (GET)', server: fastify, work: { url: fastify.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') }]
       : []),
     { key: 'gatehouse-get', label: 'gatehouse GET /v1/zoos/{id} (bearer)', server: g.server, work: { url: g.server.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
     {
@@ -293,6 +301,7 @@ async function main(): Promise<void> {
     'filtered list vs json-server': fmtRatio(ratio('gatehouse-list', 'json-server-list')),
     'token endpoint vs bare node:https POST': fmtPct(ratio('gatehouse-token', 'bare-post')),
     ...(bareHttp ? { 'bare node:https vs bare node:http': fmtPct(ratio('bare-get', 'bare-http-get')) } : {}),
+    ...(fastify ? { 'minimal Fastify vs bare node:https': fmtPct(ratio('fastify-get', 'bare-get')), 'GET by id vs minimal Fastify': fmtPct(ratio('gatehouse-get', 'fastify-get')) } : {}),
   };
 
   log('\nresults (medians over the rounds; ratios are ratios of medians)\n');
