@@ -112,10 +112,12 @@ export class Records {
     }
     const sortColumn = query.sortby === 'id' || query.sortby === 'created_at' || query.sortby === 'updated_at' ? query.sortby : `x_${query.sortby}`;
     let listing = base.selectAll().limit(query.limit).offset(query.offset);
-    // NULLs first ascending, last descending, on both engines; the id makes paging stable.
+    // NULLs first ascending, last descending, on both engines; the id makes paging stable. The
+    // system columns are never NULL: a plain ORDER BY lets PostgreSQL walk their index (a NULLS
+    // clause that differs from its default would force a sort of every matching row).
     listing =
-      sortColumn === 'id'
-        ? listing.orderBy('id', query.order)
+      sortColumn === 'id' || sortColumn === 'created_at' || sortColumn === 'updated_at'
+        ? (sortColumn === 'id' ? listing : listing.orderBy(sortColumn, query.order)).orderBy('id', query.order)
         : listing
             .orderBy(sql`${sql.ref(sortColumn)} ${sql.raw(query.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}`)
             .orderBy('id', query.order);
