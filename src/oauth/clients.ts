@@ -39,9 +39,27 @@ export function clientFromRow(row: ClientsTable): Client {
   };
 }
 
+// Registered clients are read on every token request; a one-second cache spares the database the
+// repeats while keeping a change made on another instance visible within a second.
+const CLIENT_CACHE_MS = 1000;
+const CLIENT_CACHE_MAX = 1000;
+const clientCaches = new WeakMap<object, Map<string, { client: Client; at: number }>>();
+
 export async function findClient(ctx: AppContext, id: string): Promise<Client | null> {
+  const now = Date.now();
+  let clientCache = clientCaches.get(ctx.store);
+  if (!clientCache) clientCaches.set(ctx.store, (clientCache = new Map()));
+  const cached = clientCache.get(id);
+  if (cached && now - cached.at < CLIENT_CACHE_MS) return cached.client;
   const row = await ctx.store.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
-  return row ? clientFromRow(row) : null;
+  if (!row) {
+    clientCache.delete(id);
+    return null;
+  }
+  const client = clientFromRow(row);
+  if (clientCache.size >= CLIENT_CACHE_MAX) clientCache.clear();
+  clientCache.set(id, { client, at: now });
+  return client;
 }
 
 export async function listClients(ctx: AppContext): Promise<Client[]> {
