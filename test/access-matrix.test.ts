@@ -2,7 +2,7 @@
 // access rules (401/403/405) and DESIGN.md's ownership, and no body that leaks another subject's data.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { startServer, type TestServer } from './helpers/server.js';
 import { ALL_SCOPES, apiClient, asBearer, registerClient, requestToken, secretOf, type ApiClient } from './helpers/tokens.js';
 
@@ -240,14 +240,37 @@ async function macToken(scope: string): Promise<MacToken> {
   return { access_token: res.body.access_token, mac_key: res.body.mac_key, receivedAt: Date.now() };
 }
 
-function macHeader(t: MacToken, method: string, path: string, opts: { nonce?: string; key?: string } = {}): string {
+function macHeader(t: MacToken, method: string, path: string, opts: { nonce?: string; key?: string; bodyhash?: string } = {}): string {
   const url = new URL(server.url);
   const age = Math.floor((Date.now() - t.receivedAt) / 1000);
   const nonce = opts.nonce ?? `${age}:${Math.random().toString(36).slice(2)}`;
-  const text = [nonce, method, path, url.hostname, url.port || '443', '', ''].join('\n') + '\n';
+  const text = [nonce, method, path, url.hostname, url.port || '443', opts.bodyhash ?? '', ''].join('\n') + '\n';
   const mac = createHmac('sha256', opts.key ?? t.mac_key).update(text).digest('base64');
-  return `MAC id="${t.access_token}", nonce="${nonce}", mac="${mac}"`;
+  return `MAC id="${t.access_token}", nonce="${nonce}", ${opts.bodyhash ? `bodyhash="${opts.bodyhash}", ` : ''}mac="${mac}"`;
 }
+
+test('mac token with bodyhash: the hash of the body actually sent is enforced', async () => {
+  const t = await macToken('zoos:read zoos:write');
+  const body = JSON.stringify({ name: 'hashed zoo' });
+  const hash = createHash('sha256').update(body).digest('base64');
+  const good = await server.json('POST', '/v1/zoos', body, { authorization: macHeader(t, 'POST', '/v1/zoos', { bodyhash: hash }) });
+  assert.equal(good.status, 201, good.text);
+  const tampered = JSON.stringify({ name: 'tampered zoo' });
+  const bad = await server.json('POST', '/v1/zoos', tampered, { authorization: macHeader(t, 'POST', '/v1/zoos', { bodyhash: hash }) });
+  assert.equal(bad.status, 401);
+  assert.match(bad.headers.get('www-authenticate')!, /body hash/);
+  const list = await server.json('GET', '/v1/zoos?name=tampered%20zoo', undefined, { authorization: macHeader(t, 'GET', '/v1/zoos?name=tampered%20zoo') });
+  assert.deepEqual(list.body, [], 'nothing was created from the tampered request');
+});
+
+test('without a valid token the answer is 401 before the body is even read', async () => {
+  const malformed = await server.json('POST', '/v1/zoos', '{"name":', {});
+  assert.equal(malformed.status, 401);
+  const text = await server.json('POST', '/v1/zoos', 'plain', { 'content-type': 'text/plain' });
+  assert.equal(text.status, 401);
+  const badToken = await server.json('POST', '/v1/zoos', '{not json', { authorization: 'Bearer nope' });
+  assert.equal(badToken.status, 401);
+});
 
 test('mac token: a good MAC is accepted, a bad MAC, a replayed nonce, a stale nonce and Bearer use are 401', async () => {
   const t = await macToken('zoos:read zoos:write');

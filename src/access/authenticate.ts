@@ -3,7 +3,16 @@ import type { AppContext } from '../context.js';
 import { ApiError, unauthorized } from '../http/errors.js';
 import type { Caller } from './caller.js';
 import { TokenVerifier } from './verify-token.js';
-import { parseMacHeader, verifyMacRequest } from './mac.js';
+import { bodyHashMatches, parseMacHeader, verifyMacRequest } from './mac.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The bodyhash a MAC signed, checked against the body once it has been read. */
+    macBodyHash?: string;
+    /** The body as received (JSON and raw attachment bodies). */
+    rawBody?: Buffer;
+  }
+}
 
 // Who is calling: the access token of the Authorization header (Bearer, RFC 6750, or MAC),
 // verified against the token store. Any failure is a 401 with a WWW-Authenticate challenge
@@ -28,6 +37,12 @@ export class Authenticator {
 
   private invalid(scheme: Scheme, description: string): ApiError {
     return unauthorized('Invalid access token', this.challenge(scheme, 'invalid_token', description), { authorization: description });
+  }
+
+  /** After parsing: a 401 when the MAC's bodyhash is not the hash of the body received. */
+  checkBodyHash(request: FastifyRequest): ApiError | null {
+    if (request.macBodyHash === undefined) return null;
+    return bodyHashMatches(request.macBodyHash, request.rawBody) ? null : this.invalid('MAC', 'body hash does not match the body');
   }
 
   /** The caller, or the 401 to answer with. Never throws for bad credentials. */
@@ -59,6 +74,7 @@ export class Authenticator {
       if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
       const problem = await verifyMacRequest(this.ctx, request, credentials, token);
       if (problem) return this.invalid('MAC', problem);
+      if (credentials.bodyhash !== undefined) request.macBodyHash = credentials.bodyhash;
       return token;
     }
     return unauthorized('Unsupported authorization scheme', this.challenge('Bearer', 'invalid_request', 'use Bearer or MAC'), {

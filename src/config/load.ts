@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { Ajv, type ErrorObject } from 'ajv';
-import { ConfigSchema, type RawConfig, type CollectionConfig } from './schema.js';
+import { ConfigSchema, RATE_LIMIT_DEFAULTS, type RawConfig, type CollectionConfig } from './schema.js';
 
 export type Role = 'all' | 'auth' | 'resource';
 
@@ -109,6 +109,9 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, '', 'must be a mapping');
   const data = structuredClone(raw) as Record<string, unknown>;
   const databaseWasSet = typeof (data.storage as Record<string, unknown> | undefined)?.database === 'string';
+  const api = data.api as Record<string, unknown> | undefined;
+  if (api && typeof api.rateLimit === 'object' && api.rateLimit !== null && !Array.isArray(api.rateLimit))
+    api.rateLimit = { ...RATE_LIMIT_DEFAULTS, ...api.rateLimit };
   if (!validateShape(data)) {
     const err = validateShape.errors![0];
     throw new ConfigError(file, fieldOf(err), problemOf(err));

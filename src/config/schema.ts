@@ -47,9 +47,10 @@ const Auth = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+export const RATE_LIMIT_DEFAULTS = { max: 1000, window: 60 };
 const RateLimit = Type.Object(
-  { max: Type.Integer({ default: 1000, minimum: 1 }), window: Seconds(60) },
-  { additionalProperties: false, default: {} },
+  { max: Type.Integer({ default: RATE_LIMIT_DEFAULTS.max, minimum: 1 }), window: Seconds(RATE_LIMIT_DEFAULTS.window) },
+  { additionalProperties: false },
 );
 
 const Api = Type.Object(
@@ -58,7 +59,8 @@ const Api = Type.Object(
     retiredVersions: Type.Array(Type.Integer({ minimum: 0 }), { default: [0] }),
     defaultLimit: Type.Integer({ default: 20, minimum: 1 }),
     maxLimit: Type.Integer({ default: 100, minimum: 1 }),
-    rateLimit: Type.Union([RateLimit, Type.Null()], { default: {} }),
+    // null switches the quota off. (Ajv fills no defaults inside a union: the loader completes a partial object.)
+    rateLimit: Type.Union([RateLimit, Type.Null()], { default: RATE_LIMIT_DEFAULTS }),
     maxBulkItems: Type.Integer({ default: 1000, minimum: 1 }),
   },
   { additionalProperties: false, default: {} },

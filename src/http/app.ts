@@ -45,8 +45,8 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
 
   registerErrorHandling(app);
   registerJsonParser(app);
-  const availability = await registerAvailability(app, ctx);
   registerHttpPolicy(app, config);
+  const availability = await registerAvailability(app, ctx);
 
   await app.register(
     async (scoped) => {

@@ -28,7 +28,7 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parser = (req: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
     try {
-      (req as FastifyRequest & { rawBody?: Buffer }).rawBody = body;
+      req.rawBody = body;
       done(null, parseJsonBody(body));
     } catch (e) {
       done(e as Error);

@@ -77,7 +77,13 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
     scope.addContentTypeParser('*', (request, payload, done) => {
       const model = ctx.collections.get((request.params as { collection: string }).collection);
       const max = model?.attachments?.maxBytes ?? 0;
-      readLimited(payload, max).then((r) => done(null, r), (e) => done(e as Error));
+      readLimited(payload, max).then(
+        (r) => {
+          if (Buffer.isBuffer(r)) request.rawBody = r;
+          done(null, r);
+        },
+        (e) => done(e as Error),
+      );
     });
 
     const modelWithAttachments = (request: FastifyRequest): CollectionModel => {

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { routeMethods } from '../http/routes.js';
 import type { Links } from './links.js';
 import { buildOpenApi } from './openapi.js';
+import { authorizationServerIssuer } from '../access/protected-resource.js';
 
 // The public entry points of the resource API: GET / (versions), GET /v1 (collections),
 // GET /v1/openapi.json. They need no token.
@@ -25,7 +26,7 @@ export async function registerIndexRoutes(app: FastifyInstance, ctx: AppContext,
           self: link(`${c.publicUrl}/`, 'This document'),
           current: link(`${c.publicUrl}${v}`, `API v${c.api.version}`),
           openapi: link(`${c.publicUrl}${v}/openapi.json`, 'OpenAPI description'),
-          authorization_server: link(`${c.servesAuth ? c.publicUrl : new URL(c.authUrl).origin}/.well-known/oauth-authorization-server`, 'OAuth 2.0 authorization server metadata'),
+          authorization_server: link(`${authorizationServerIssuer(c)}/.well-known/oauth-authorization-server`, 'OAuth 2.0 authorization server metadata'),
           protected_resource: link(`${c.publicUrl}/.well-known/oauth-protected-resource`, 'OAuth 2.0 protected resource metadata'),
           health: link(`${c.publicUrl}/health`, 'Service health'),
         },

@@ -75,9 +75,14 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext)
           }),
       });
     }
-    // 3. No valid token: 401 now.
-    api.addHook('preHandler', async (request) => {
+    // 3. No valid token: 401 now, before the body is even read.
+    api.addHook('preParsing', async (request) => {
       if (request.authFailure) throw request.authFailure;
+    });
+    // 4. A MAC that covers the body (bodyhash) is checked once the body has arrived.
+    api.addHook('preHandler', async (request) => {
+      const failure = authenticator.checkBodyHash(request);
+      if (failure) throw failure;
     });
 
     const api$: ResourceApi = {

@@ -3,7 +3,7 @@ import type { Store } from '../store/dialect.js';
 import { v7 as uuidv7 } from 'uuid';
 
 // The server's own secret keys, kept in the database so every instance (and both --role halves)
-// shares them. Used for HMACs: session cookies, CSRF tokens, and the mac_key of mac tokens.
+// shares them. Used for HMACs (CSRF tokens and the mac_key of mac tokens).
 // `gatehouse keys rotate` adds a new current key; retired keys still verify what they signed.
 
 export interface SigningKey {

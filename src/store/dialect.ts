@@ -50,7 +50,8 @@ async function openSqlite(file: string): Promise<Store> {
       const rows = database.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[];
       return rows.map((r) => r.detail);
     },
-    // SQLite serialises writers itself; an immediate transaction keeps two migrators apart.
+    // SQLite serialises writers itself (busy_timeout makes a second migrator wait its turn);
+    // every migration step is idempotent (create ... if not exists).
     withMigrationLock: async (fn) => fn(),
     close: async () => {
       await db.destroy();
