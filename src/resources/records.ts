@@ -3,11 +3,11 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../context.js';
 import type { Caller } from '../access/caller.js';
-import { badRequest, forbidden, gone, notFound, preconditionFailed } from '../http/errors.js';
+import { ApiError, badRequest, forbidden, gone, notFound, preconditionFailed } from '../http/errors.js';
 import type { CollectionModel } from './model.js';
 import type { ListQuery } from './query.js';
 import type { Links } from './links.js';
-import { parentReference, requireObject, separateServerFields, validateDocument, type Document } from './validation.js';
+import { parentReference, requireObject, splitServerFields, validateDocument, type Document } from './validation.js';
 
 // The resource service: what "list / read / create / replace / patch / delete a record of this
 // collection for this caller" means, independent of HTTP. Every write is one transaction.
@@ -141,9 +141,17 @@ export class Records {
   prepareCreate(address: Address, body: unknown): { doc: Document; parentId: string | null } {
     const { model, parentId } = address;
     const input = requireObject(body);
-    const doc = separateServerFields(model, input, null, parentId !== null);
-    const parent = parentId ?? parentReference(model, input, model.parent !== null);
-    validateDocument(model, doc);
+    const { doc, detail } = splitServerFields(model, input, null, parentId !== null);
+    let parent = parentId;
+    if (parent === null) {
+      try {
+        parent = parentReference(model, input, model.parent !== null);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        Object.assign(detail, e.detail);
+      }
+    }
+    validateDocument(model, doc, detail);
     return { doc, parentId: parent };
   }
 
@@ -219,7 +227,9 @@ export class Records {
     return this.db.transaction().execute(async (trx) => {
       const row = await this.readForWrite(trx, address, caller, id, ifMatch);
       const current = this.toResource(model, row);
-      const changes = separateServerFields(model, input, current, parentId !== null);
+      const { doc: changes, detail } = splitServerFields(model, input, current, parentId !== null);
+      // A body with server-owned fields is refused before the parent is looked at, naming every bad field.
+      if (Object.keys(detail).length) validateDocument(model, mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes), detail);
       let newParent = row.parent_id;
       if (model.parent && parentId === null) {
         const ref = parentReference(model, input, mode === 'replace');

@@ -32,15 +32,20 @@ function describe(model: CollectionModel, err: ErrorObject): [string, string] {
   }
 }
 
-/** Validates the user fields of a record (server-owned fields already removed). */
-export function validateDocument(model: CollectionModel, doc: Document): void {
-  if (model.validate(doc)) return;
-  const detail: Detail = {};
-  for (const err of model.validate.errors ?? []) {
+/**
+ * Validates the user fields of a record (server-owned fields already removed). `known` holds
+ * problems found earlier in the same body, so one 400 names every bad field.
+ */
+export function validateDocument(model: CollectionModel, doc: Document, known: Detail = {}): void {
+  const valid = model.validate(doc);
+  if (valid && Object.keys(known).length === 0) return;
+  const detail: Detail = { ...known };
+  for (const err of valid ? [] : (model.validate.errors ?? [])) {
     const [field, message] = describe(model, err);
     detail[field] ??= message;
   }
-  throw badRequest(`Invalid ${model.name} record`, detail);
+  const onlyServerFields = valid && Object.keys(known).every((k) => (SERVER_FIELDS as readonly string[]).includes(k));
+  throw badRequest(onlyServerFields ? 'Server-owned fields cannot be set' : `Invalid ${model.name} record`, detail);
 }
 
 /**
@@ -49,12 +54,12 @@ export function validateDocument(model: CollectionModel, doc: Document): void {
  * ignored (a client may PUT back what it read), any other value is refused. `link` is derived and
  * always ignored on update.
  */
-export function separateServerFields(
+export function splitServerFields(
   model: CollectionModel,
   body: Document,
   current: Record<string, unknown> | null,
   parentFieldFixed: boolean,
-): Document {
+): { doc: Document; detail: Detail } {
   const doc: Document = {};
   const detail: Detail = {};
   const owned = new Set<string>(SERVER_FIELDS);
@@ -71,8 +76,7 @@ export function separateServerFields(
       detail[key] = isParent ? 'is set by the URL and cannot be changed here' : 'is set by the server and cannot be changed';
     }
   }
-  if (Object.keys(detail).length) throw badRequest('Server-owned fields cannot be set', detail);
-  return doc;
+  return { doc, detail };
 }
 
 /** The parent reference given in a flat-route body (`zoo_id` on POST /v1/animals). */
