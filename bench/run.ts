@@ -6,10 +6,10 @@
 //
 // Settings (environment): BENCH_DURATION (measured seconds, 10), BENCH_WARMUP (seconds, 3),
 // BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_PIPELINING (1), BENCH_ZOOS (10000),
-// BENCH_ONLY (comma-separated target keys), BENCH_HTTP=1 (also measure a bare node:http server),
-// BENCH_FASTIFY=1 (also measure a minimal Fastify app: the framework's floor),
+// BENCH_ONLY (comma-separated target keys), BENCH_DIAGNOSE=1 (also measure a bare node:http
+// server, a minimal Fastify app, and the bare server answering gatehouse's exact response bytes),
 // BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
-// BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs).
+// BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +19,7 @@ import { cleanUp, installSignalHandlers, makeTempDir, spawnServer, type ServerPr
 import { measure, type LoadSettings, type Sample, type Workload } from './lib/load.js';
 import {
   CITIES,
+  CLI,
   CLIENT_ID,
   CLIENT_SECRET,
   ROOT,
@@ -171,12 +172,13 @@ async function main(): Promise<void> {
 
   log('starting the bare server, json-server and oidc-provider ...');
   const bare = await spawnServer({ name: 'bare-https', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: childEnv, logDir: work, ready: /listening on (\S+)/ });
+  const diagnose = env.BENCH_DIAGNOSE === '1';
   const bareHttp =
-    env.BENCH_HTTP === '1'
+    diagnose
       ? await spawnServer({ name: 'bare-http', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: { ...childEnv, BENCH_PROTOCOL: 'http' }, logDir: work, ready: /listening on (\S+)/ })
       : null;
   const fastify =
-    env.BENCH_FASTIFY === '1'
+    diagnose
       ? await spawnServer({ name: 'fastify', args: [...tsx, 'bench/servers/fastify.ts'], cwd: ROOT, env: childEnv, logDir: work, ready: /listening on (\S+)/ })
       : null;
   const jsonServer = await spawnServer({
@@ -238,8 +240,26 @@ async function main(): Promise<void> {
       : []),
     { key: 'oidc-token', label: 'oidc-provider POST /token (client_credentials)', server: oidc, work: { url: oidc.url, method: 'POST', headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/token'] }, check: expectJson(isToken, 'a token response') },
   ];
-  const targets = all.filter((t) => wanted(t.key));
   if (!g.tokenEndpoint) log('  gatehouse POST /oauth/token is not available: the token endpoint comparison is skipped');
+
+  if (diagnose) {
+    // The bare server again, answering gatehouse's own GET-by-id response (headers and body):
+    // how much of the gap is just the bytes gatehouse sends.
+    const sample = await fetch(g.server.url + byIdPaths[0], { headers: bearer, dispatcher: new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } }) });
+    const headers: Record<string, string> = {};
+    for (const [k, v] of sample.headers) if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
+    const responseFile = path.join(work, 'gatehouse-response.json');
+    writeFileSync(responseFile, JSON.stringify({ headers, body: await sample.text() }));
+    const sameBytes = await spawnServer({ name: 'bare-same-bytes', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: { ...childEnv, BENCH_RESPONSE_FILE: responseFile }, logDir: work, ready: /listening on (\S+)/ });
+    all.splice(all.findIndex((t) => t.key === 'gatehouse-get'), 0, {
+      key: 'bare-same-bytes-get',
+      label: "bare node:https, gatehouse's response bytes (GET)",
+      server: sameBytes,
+      work: { url: sameBytes.url, method: 'GET', headers: bearer, paths: byIdPaths },
+      check: expectJson(isZoo, 'a zoo'),
+    });
+  }
+  const targets = all.filter((t) => wanted(t.key));
 
   // One correct answer from each before measuring: a fast error is not a result.
   const probeAgent = new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } });
@@ -296,12 +316,14 @@ async function main(): Promise<void> {
   const tokVsOidc = ratio('gatehouse-token', 'oidc-token');
   add('client_credentials tokens/s vs oidc-provider', 'issue 3', tokVsOidc, fmtRatio, '≥ 2×', tokVsOidc >= 2, cpuRatio('gatehouse-token', 'oidc-token'));
   add('filtered list query uses an index', 'issue 2', planUsesIndex ? 1 : 0, (n) => (n ? 'SEARCH … USING INDEX' : 'SCAN'), 'no full scan', planUsesIndex);
+  const both = (a: string, b: string, fmt: (n: number) => string) => `${fmt(ratio(a, b))} (by CPU/req ${fmt(cpuRatio(a, b))})`;
   const info = {
-    'filtered list vs bare node:https': fmtPct(ratio('gatehouse-list', 'bare-get')),
-    'filtered list vs json-server': fmtRatio(ratio('gatehouse-list', 'json-server-list')),
-    'token endpoint vs bare node:https POST': fmtPct(ratio('gatehouse-token', 'bare-post')),
-    ...(bareHttp ? { 'bare node:https vs bare node:http': fmtPct(ratio('bare-get', 'bare-http-get')) } : {}),
-    ...(fastify ? { 'minimal Fastify vs bare node:https': fmtPct(ratio('fastify-get', 'bare-get')), 'GET by id vs minimal Fastify': fmtPct(ratio('gatehouse-get', 'fastify-get')) } : {}),
+    'filtered list vs bare node:https': both('gatehouse-list', 'bare-get', fmtPct),
+    'filtered list vs json-server': both('gatehouse-list', 'json-server-list', fmtRatio),
+    'token endpoint vs bare node:https POST': both('gatehouse-token', 'bare-post', fmtPct),
+    ...(bareHttp ? { 'bare node:https vs bare node:http': both('bare-get', 'bare-http-get', fmtPct) } : {}),
+    ...(fastify ? { 'minimal Fastify vs bare node:https': both('fastify-get', 'bare-get', fmtPct), 'GET by id vs minimal Fastify': both('gatehouse-get', 'fastify-get', fmtPct) } : {}),
+    ...(diagnose ? { "bare with gatehouse's bytes vs bare": both('bare-same-bytes-get', 'bare-get', fmtPct), "GET by id vs bare with gatehouse's bytes": both('gatehouse-get', 'bare-same-bytes-get', fmtPct) } : {}),
   };
 
   log('\nresults (medians over the rounds; ratios are ratios of medians)\n');
@@ -327,7 +349,8 @@ async function main(): Promise<void> {
     dataset: { zoos: ZOOS, cities: CITIES.length, idsRequested: ids.length },
     gatehouse: {
       commit: git(['rev-parse', '--short', 'HEAD']) + (dirtySrc ? ' (+ uncommitted changes in src/)' : ''),
-      distBuiltAt: statSync(path.join(ROOT, 'dist/cli/main.js')).mtime.toISOString(),
+      cli: path.relative(ROOT, CLI) || CLI,
+      distBuiltAt: statSync(CLI).mtime.toISOString(),
       tokenSource: g.tokenSource,
       rateLimit: 'on, max 1e9 per 60 s',
     },

@@ -11,7 +11,8 @@ import { Agent, fetch } from 'undici';
 import { spawnServer, type ServerProcess } from './processes.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
-export const CLI = path.join(ROOT, 'dist/cli/main.js');
+/** The gatehouse build under test; BENCH_CLI points at another build (e.g. a patched copy) to compare. */
+export const CLI = path.resolve(process.env.BENCH_CLI ?? path.join(ROOT, 'dist/cli/main.js'));
 
 export const CLIENT_ID = 'bench';
 export const CLIENT_SECRET = 'bench-secret-' + randomBytes(12).toString('base64url');

@@ -1,11 +1,15 @@
 // The baseline: a bare node:https (or node:http) server answering every request with one fixed
 // JSON object, after reading the request body (as a real endpoint must).
-// env: BENCH_PROTOCOL=https|http, BENCH_CERT, BENCH_KEY (PEM files).
+// env: BENCH_PROTOCOL=https|http, BENCH_CERT, BENCH_KEY (PEM files); BENCH_RESPONSE_FILE, a
+// diagnostic: answer these exact headers and body instead ({ "headers": {...}, "body": "..." }).
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 
-const body = JSON.stringify({
+const recorded = process.env.BENCH_RESPONSE_FILE
+  ? (JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8')) as { headers: Record<string, string>; body: string })
+  : null;
+const body = recorded?.body ?? JSON.stringify({
   id: '0190c7d2-9a4e-7c4b-8f3e-1a2b3c4d5e6f',
   name: 'Bare Zoo',
   city: 'Lisbon',
@@ -17,7 +21,7 @@ const body = JSON.stringify({
 const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
   req.on('data', () => undefined);
   req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', ...recorded?.headers, 'content-length': Buffer.byteLength(body) });
     res.end(body);
   });
 };
