@@ -56,3 +56,31 @@ test('security events are logged with client, subject and reason, never with sec
   const log = server.output();
   for (const s of secrets) assert.equal(log.includes(s), false, 'a secret leaked into the log');
 });
+
+test('a failed HTTP Basic client authentication is logged with the client id it claimed', async () => {
+  const res = await post(server, 'token', { grant_type: 'client_credentials' }, { auth: basic('app', 'not-the-secret') });
+  assert.equal(res.status, 401);
+  await sleep(300);
+  const failed = events().filter((e) => e.event === 'client.auth_failed');
+  assert.ok(failed.length > 0, 'client.auth_failed logged');
+  assert.equal(failed[failed.length - 1].client_id, 'app');
+  assert.equal(server.output().includes('not-the-secret'), false);
+});
+
+test('in maintenance the token endpoint answers 503 in the RFC 6749 error shape', async () => {
+  assert.equal(server.cli(['maintenance', 'on']).status, 0);
+  try {
+    let res = await post(server, 'token', { grant_type: 'client_credentials' }, { auth: basic('app', app.client_secret!) });
+    for (let i = 0; i < 30 && res.status !== 503; i++) {
+      await sleep(100);
+      res = await post(server, 'token', { grant_type: 'client_credentials' }, { auth: basic('app', app.client_secret!) });
+    }
+    assert.equal(res.status, 503);
+    assert.equal(res.body.error, 'temporarily_unavailable');
+    assert.equal(typeof res.body.error_description, 'string');
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+    assert.match(res.headers.get('strict-transport-security') ?? '', /max-age/);
+  } finally {
+    assert.equal(server.cli(['maintenance', 'off']).status, 0);
+  }
+});

@@ -195,6 +195,8 @@ const COLUMN_TYPES = new Set(['string', 'integer', 'number', 'boolean']);
 function checkCollections(collections: Record<string, CollectionConfig>, file: string): void {
   for (const [name, c] of Object.entries(collections)) {
     const at = `collections.${name}`;
+    if (!/^[a-z][a-z0-9_]*$/.test(name))
+      throw new ConfigError(file, at, 'a collection name must be lower case (letters, digits and _, starting with a letter)');
     if (RESERVED_COLLECTIONS.has(name)) throw new ConfigError(file, at, `"${name}" is reserved`);
     const props = c.schema.properties;
     for (const f of Object.keys(props)) {

@@ -36,11 +36,15 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     genReqId: () => `${idPrefix}-${(++requestCount).toString(36)}`,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
-    serverFactory: (handler) =>
-      https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+    serverFactory: (handler) => {
+      const server = https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
         applyMethodOverride(req);
         handler(req, res);
-      }),
+      });
+      // Longer than the idle timeout of common load balancers (60 s), as Fastify's own default.
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
   });
 
   registerErrorHandling(app);

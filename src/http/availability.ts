@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import underPressure from '@fastify/under-pressure';
 import type { AppContext } from '../context.js';
 import { readMaintenance, type Maintenance } from '../store/settings.js';
-import { serviceUnavailable } from './errors.js';
+import { OAuthError, serviceUnavailable } from './errors.js';
 
 // 503 for maintenance (a switch in the database, seen by every instance within a second) and
 // for overload (event loop saturated). /health always answers and reports both.
@@ -26,9 +26,14 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
 
+  const authPrefix = `${ctx.config.basePath}${ctx.config.auth.path}/`;
   app.addHook('onRequest', async (request) => {
-    if (state.maintenance.on && request.routeOptions.config?.alwaysAvailable !== true)
-      throw serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', { service: 'maintenance mode is on' });
+    if (!state.maintenance.on || request.routeOptions.config?.alwaysAvailable === true) return;
+    const detail = { service: 'maintenance mode is on' };
+    // The authorization endpoints answer in RFC 6749's error shape (temporarily_unavailable).
+    if (ctx.config.servesAuth && request.url.startsWith(authPrefix))
+      throw new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) });
+    throw serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail);
   });
 
   await app.register(underPressure, {

@@ -6,7 +6,6 @@ import type { FastifyBaseLogger } from 'fastify';
 export type AuditEvent =
   | 'grant.issued'
   | 'grant.denied'
-  | 'token.issued'
   | 'token.refreshed'
   | 'token.revoked'
   | 'grant.revoked'

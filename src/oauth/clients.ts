@@ -140,6 +140,13 @@ function parseBasic(header: string): { id: string; secret: string } | null {
   }
 }
 
+/** The client id a request claims (HTTP Basic user name, else client_id), for the audit trail. */
+export function claimedClientId(request: FastifyRequest, params: Params): string | null {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined && /^Basic\s/i.test(authorization)) return parseBasic(authorization)?.id ?? null;
+  return params.get('client_id') ?? null;
+}
+
 /**
  * Client authentication (RFC 6749 §2.3): HTTP Basic or client_id + client_secret in the body
  * for confidential clients; client_id alone for public clients. Exactly one method per request.

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { OAuthError } from '../http/errors.js';
 import { audit } from './audit.js';
-import { authenticateClient, type GrantType } from './clients.js';
+import { authenticateClient, claimedClientId, type GrantType } from './clients.js';
 import { bodyParams } from './params.js';
 import type { TokenGrant } from './grants/grant.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
@@ -40,7 +40,7 @@ export function tokenEndpoint(ctx: AppContext) {
       caller = await authenticateClient(ctx, request, params);
     } catch (e) {
       if (e instanceof OAuthError && e.code === 'invalid_client')
-        audit(request.log, 'client.auth_failed', { client_id: params.get('client_id') ?? null, grant_type: grantType, ip: request.ip, reason: e.description });
+        audit(request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: grantType, ip: request.ip, reason: e.description });
       throw e;
     }
     if (!caller.client.grantTypes.includes(grantType as GrantType))
