@@ -123,6 +123,18 @@ test('a nested object field is merged by PATCH (RFC 7396) and validated', async 
   assertApiError(await a.json('PATCH', `/v2/notes/${note.id}`, { meta: 'flat' }), 400, ['meta']);
 });
 
+test('a very deeply nested object field is a 4xx, never a 500, and the server keeps serving', async () => {
+  const note = (await a.json('POST', '/v2/notes', { text: 'deep' })).body;
+  const depth = 150_000;
+  const deep = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  for (const [method, url] of [['POST', '/v2/notes'], ['PATCH', `/v2/notes/${note.id}`], ['PUT', `/v2/notes/${note.id}`]] as const) {
+    const res = await a.json(method, url, `{"text":"deep","meta":${deep}}`);
+    assert.ok(res.status >= 400 && res.status < 500, `${method}: ${res.status} ${res.text.slice(0, 200)}`);
+    assertApiError(res, res.status);
+  }
+  assert.deepEqual((await a.json('GET', `/v2/notes/${note.id}`)).body, note);
+});
+
 test('the OpenAPI document of this config is valid and lists its routes under the base path', async () => {
   const doc = (await server.json('GET', '/v2/openapi.json')).body;
   const result = await validate(structuredClone(doc));

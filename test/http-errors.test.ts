@@ -218,6 +218,15 @@ describe('bodies', () => {
     assertApiError({ status: res.status, headers: res.headers, body: JSON.parse(text), text }, 400, ['body']);
   });
 
+  test('a deeply nested body is a 4xx, never a crash or a 500', async () => {
+    const depth = Math.floor((BODY_LIMIT - 20) / 6);
+    const body = `{"name":"deep","city":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+    const res = await a.json('POST', '/v1/zoos', body);
+    assert.ok(res.status >= 400 && res.status < 500, `${res.status}: ${res.text.slice(0, 200)}`);
+    assertApiError(res, res.status);
+    assert.equal((await a.json('GET', `/v1/zoos/${zooId}`)).status, 200, 'still serving');
+  });
+
   test('a __proto__ key does not pollute anything and is not stored', async () => {
     const res = await a.json('POST', '/v1/zoos', '{"name":"Proto","__proto__":{"admin":true}}');
     assert.equal(res.status, 201, res.text);
