@@ -25,7 +25,7 @@ async function count(client: ApiClient, path = '/v1/zoos'): Promise<number> {
   return Number(res.headers.get('x-total-count'));
 }
 
-async function waitForJob(client: ApiClient, location: string, timeoutMs = 20_000) {
+async function waitForJob(client: ApiClient, location: string, timeoutMs = 20_000, intervalMs = 25) {
   const seen: number[] = [];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -35,7 +35,7 @@ async function waitForJob(client: ApiClient, location: string, timeoutMs = 20_00
     if (res.body.status === 'done') return { job: res.body, progress: seen };
     assert.ok(['queued', 'running'].includes(res.body.status), res.body.status);
     assert.ok(Date.now() < deadline, `job not done after ${timeoutMs} ms: ${res.text}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 
@@ -236,5 +236,46 @@ describe('nothing written half', () => {
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(await count(a), before);
     assert.deepEqual((await a.json('GET', `/v1/zoos?city=Half`)).body, []);
+  });
+});
+
+describe('a bulk job survives its process being killed', () => {
+  test('SIGKILL mid-job, restart on the same data: the job finishes, every item created exactly once', { timeout: 120_000 }, async () => {
+    const { rmSync } = await import('node:fs');
+    const { tempDir, testConfig, writeConfig } = await import('./helpers/server.js');
+    const dataDir = tempDir();
+    try {
+      const configFile = writeConfig(dataDir, testConfig());
+      const first = await startServer({ dataDir, configFile });
+      const k = await apiClient(first, 'crash-a');
+      const items = Array.from({ length: 1000 }, (_, i) => ({ name: `Crash ${String(i).padStart(4, '0')}`, city: 'Crashville' }));
+      const res = await k.json('POST', '/v1/zoos', items);
+      assert.equal(res.status, 202, res.text);
+      const jobPath = new URL(res.headers.get('location')!).pathname;
+      await first.stop('SIGKILL');
+
+      const second = await startServer({ dataDir, configFile });
+      try {
+        const k2 = await apiClient(second, 'crash-a');
+        // The dead process's lease (30 s) runs out, then the new process carries the job on.
+        const { job } = await waitForJob(k2, jobPath, 60_000, 250);
+        assert.equal(job.processed, 1000);
+        assert.equal(job.succeeded, 1000);
+        assert.equal(job.results.length, 1000);
+        assert.deepEqual(job.results.map((r: any) => r.index), items.map((_, i) => i));
+        const names: string[] = [];
+        for (let offset = 0; offset < 1000; offset += 100) {
+          const page = await k2.json('GET', `/v1/zoos?city=Crashville&sortby=name&limit=100&offset=${offset}`);
+          assert.equal(page.headers.get('x-total-count'), '1000', 'no item created twice, none lost');
+          names.push(...page.body.map((z: any) => z.name));
+        }
+        assert.deepEqual(names, items.map((i) => i.name));
+        assert.deepEqual(new Set(job.results.map((r: any) => r.id)).size, 1000);
+      } finally {
+        await second.cleanup();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
