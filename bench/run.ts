@@ -122,6 +122,12 @@ async function main(): Promise<void> {
   installSignalHandlers();
   const started = new Date();
   const host = machine();
+  // What is measured, taken before anything starts (others may rebuild dist/ during the run).
+  const build = {
+    commit: git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain', '--', 'src']) !== '' ? ' (+ uncommitted changes in src/)' : ''),
+    cli: path.relative(ROOT, CLI) || CLI,
+    distBuiltAt: statSync(CLI).mtime.toISOString(),
+  };
   const work = makeTempDir('gatehouse-bench-');
   log(`gatehouse benchmark — ${started.toISOString()}`);
   log(`machine: ${host.nproc} CPUs (${host.cpu}), ${host.memoryGiB} GiB, node ${host.node}, ${host.platform}`);
@@ -339,7 +345,6 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k}=${v}`),
     'npm run bench',
   ].join(' ');
-  const dirtySrc = git(['status', '--porcelain', '--', 'src']) !== '';
   const results = {
     date: started.toISOString(),
     command,
@@ -348,9 +353,7 @@ async function main(): Promise<void> {
     loadAverage: { beforeMeasuring: loadBefore, after: os.loadavg() },
     dataset: { zoos: ZOOS, cities: CITIES.length, idsRequested: ids.length },
     gatehouse: {
-      commit: git(['rev-parse', '--short', 'HEAD']) + (dirtySrc ? ' (+ uncommitted changes in src/)' : ''),
-      cli: path.relative(ROOT, CLI) || CLI,
-      distBuiltAt: statSync(CLI).mtime.toISOString(),
+      ...build,
       tokenSource: g.tokenSource,
       rateLimit: 'on, max 1e9 per 60 s',
     },
