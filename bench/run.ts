@@ -177,32 +177,14 @@ async function main(): Promise<void> {
   const wanted = (key: string) => !ONLY || ONLY.has(key);
 
   log('starting the bare server, json-server and oidc-provider ...');
-  const bare = await spawnServer({ name: 'bare-https', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: childEnv, logDir: work, ready: /listening on (\S+)/ });
   const diagnose = env.BENCH_DIAGNOSE === '1';
-  const bareHttp =
-    diagnose
-      ? await spawnServer({ name: 'bare-http', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: { ...childEnv, BENCH_PROTOCOL: 'http' }, logDir: work, ready: /listening on (\S+)/ })
-      : null;
-  const fastify =
-    diagnose
-      ? await spawnServer({ name: 'fastify', args: [...tsx, 'bench/servers/fastify.ts'], cwd: ROOT, env: childEnv, logDir: work, ready: /listening on (\S+)/ })
-      : null;
-  const jsonServer = await spawnServer({
-    name: 'json-server',
-    args: [...tsx, 'bench/servers/json-server.ts'],
-    cwd: ROOT,
-    env: { ...childEnv, BENCH_DB: dbFile, BENCH_PROTOCOL: JSON_SERVER_PROTOCOL },
-    logDir: work,
-    ready: /listening on (\S+)/,
-  });
-  const oidc = await spawnServer({
-    name: 'oidc-provider',
-    args: [...tsx, 'bench/servers/oidc-provider.ts'],
-    cwd: ROOT,
-    env: { ...childEnv, BENCH_CLIENT_ID: CLIENT_ID, BENCH_CLIENT_SECRET: CLIENT_SECRET },
-    logDir: work,
-    ready: /listening on (\S+)/,
-  });
+  const startPeer = (name: string, file: string, extraEnv: NodeJS.ProcessEnv = {}) =>
+    spawnServer({ name, args: [...tsx, `bench/servers/${file}`], cwd: ROOT, env: { ...childEnv, ...extraEnv }, logDir: work, ready: /listening on (\S+)/ });
+  const bare = await startPeer('bare-https', 'bare.ts');
+  const bareHttp = diagnose ? await startPeer('bare-http', 'bare.ts', { BENCH_PROTOCOL: 'http' }) : null;
+  const fastify = diagnose ? await startPeer('fastify', 'fastify.ts') : null;
+  const jsonServer = await startPeer('json-server', 'json-server.ts', { BENCH_DB: dbFile, BENCH_PROTOCOL: JSON_SERVER_PROTOCOL });
+  const oidc = await startPeer('oidc-provider', 'oidc-provider.ts', { BENCH_CLIENT_ID: CLIENT_ID, BENCH_CLIENT_SECRET: CLIENT_SECRET });
 
   // --- the workloads ----------------------------------------------------------------------
   // The same 1,000 ids and the 50 cities, in the same order, for every server; the same
@@ -251,12 +233,14 @@ async function main(): Promise<void> {
   if (diagnose) {
     // The bare server again, answering gatehouse's own GET-by-id response (headers and body):
     // how much of the gap is just the bytes gatehouse sends.
-    const sample = await fetch(g.server.url + byIdPaths[0], { headers: bearer, dispatcher: new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } }) });
+    const agent = new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } });
+    const sample = await fetch(g.server.url + byIdPaths[0], { headers: bearer, dispatcher: agent });
     const headers: Record<string, string> = {};
     for (const [k, v] of sample.headers) if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
     const responseFile = path.join(work, 'gatehouse-response.json');
     writeFileSync(responseFile, JSON.stringify({ headers, body: await sample.text() }));
-    const sameBytes = await spawnServer({ name: 'bare-same-bytes', args: [...tsx, 'bench/servers/bare.ts'], cwd: ROOT, env: { ...childEnv, BENCH_RESPONSE_FILE: responseFile }, logDir: work, ready: /listening on (\S+)/ });
+    await agent.close();
+    const sameBytes = await startPeer('bare-same-bytes', 'bare.ts', { BENCH_RESPONSE_FILE: responseFile });
     all.splice(all.findIndex((t) => t.key === 'gatehouse-get'), 0, {
       key: 'bare-same-bytes-get',
       label: "bare node:https, gatehouse's response bytes (GET)",
