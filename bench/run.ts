@@ -50,7 +50,7 @@ const settings: LoadSettings = {
   warmup: num('BENCH_WARMUP', 3),
 };
 const ROUNDS = Math.max(1, Math.round(num('BENCH_ROUNDS', 3)));
-const ZOOS = Math.max(100, Math.round(num('BENCH_ZOOS', 10_000)));
+const ZOOS = Math.max(1000, Math.round(num('BENCH_ZOOS', 10_000))); // ≥ 20 zoos per city for the list pages
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
 const JSON_SERVER_PROTOCOL = env.BENCH_JSON_SERVER_PROTOCOL === 'http' ? 'http' : 'https';
 const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : null;
