@@ -5,7 +5,8 @@ export interface Caller {
   clientId: string;
   scopes: ReadonlySet<string>;
   tokenHash: string;
-  grantId: string;
+  /** The authorization the token came from; null for client_credentials tokens, which stand alone. */
+  grantId: string | null;
   tokenType: 'bearer' | 'mac';
   /** Epoch ms after which the token is no longer valid (access token expiry or grant validity). */
   expiresAt: number;

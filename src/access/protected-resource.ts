@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Config } from '../config/load.js';
 import { routeMethods } from '../http/routes.js';
+import { scopeUniverse } from '../oauth/scopes.js';
 
 // RFC 9728 protected resource metadata: which authorization server issues tokens for this API,
 // which scopes exist and how tokens are presented.
@@ -21,7 +22,7 @@ export function registerProtectedResourceMetadata(app: FastifyInstance, ctx: App
       return {
         resource: c.publicUrl,
         authorization_servers: [authorizationServerIssuer(c)],
-        scopes_supported: [...ctx.collections.values()].flatMap((m) => [`${m.name}:read`, `${m.name}:write`]),
+        scopes_supported: scopeUniverse(ctx.collections),
         bearer_methods_supported: ['header'],
         resource_name: 'gatehouse resource API',
         resource_documentation: `${c.publicUrl}/v${c.api.version}/openapi.json`,

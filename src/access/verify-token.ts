@@ -1,5 +1,7 @@
 import type { AppContext } from '../context.js';
 import { sha256 } from '../security/secrets.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
 import type { Caller } from './caller.js';
 
 // Access token verification for the resource side: one indexed lookup of the token's hash joined
@@ -33,39 +35,50 @@ export class TokenVerifier {
     return found;
   }
 
-  private async lookup(hash: string, now: number): Promise<VerifiedToken | null> {
-    const row = await this.ctx.store.db
-      .selectFrom('access_tokens as a')
-      .innerJoin('grants as g', 'g.id', 'a.grant_id')
-      .select([
-        'a.hash',
-        'a.grant_id',
-        'a.client_id',
-        'a.subject',
-        'a.scope',
-        'a.token_type',
-        'a.key_id',
-        'a.expires_at',
-        'a.revoked_at',
-        'a.created_at',
-        'g.expires_at as grant_expires_at',
-        'g.revoked_at as grant_revoked_at',
-      ])
-      .where('a.hash', '=', hash)
-      .executeTakeFirst();
-    if (!row || row.revoked_at !== null || row.grant_revoked_at !== null) return null;
-    const expiresAt = Math.min(Number(row.expires_at), Number(row.grant_expires_at));
-    if (expiresAt <= now) return null;
-    return {
-      subject: row.subject,
-      clientId: row.client_id,
-      scopes: new Set(row.scope.split(' ').filter(Boolean)),
-      tokenHash: row.hash,
-      grantId: row.grant_id!,
-      tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
-      expiresAt,
-      keyId: row.key_id,
-      issuedAt: Number(row.created_at),
-    };
+  private lookup(hash: string, now: number): Promise<VerifiedToken | null> {
+    return activeAccessToken(this.ctx.store.db, hash, now);
   }
+}
+
+/**
+ * The one definition of an active access token: known, not revoked, not expired, and — when it
+ * came from a grant (every grant but client_credentials) — its grant neither revoked nor past the
+ * validity the user chose. Used by the resource side and by introspection.
+ */
+export async function activeAccessToken(db: Kysely<Database>, hash: string, now = Date.now()): Promise<VerifiedToken | null> {
+  const row = await db
+    .selectFrom('access_tokens as a')
+    .leftJoin('grants as g', 'g.id', 'a.grant_id')
+    .select([
+      'a.hash',
+      'a.grant_id',
+      'a.client_id',
+      'a.subject',
+      'a.scope',
+      'a.token_type',
+      'a.key_id',
+      'a.expires_at',
+      'a.revoked_at',
+      'a.created_at',
+      'g.id as grant_found',
+      'g.expires_at as grant_expires_at',
+      'g.revoked_at as grant_revoked_at',
+    ])
+    .where('a.hash', '=', hash)
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null) return null;
+  if (row.grant_id !== null && (row.grant_found === null || row.grant_revoked_at !== null)) return null;
+  const expiresAt = row.grant_id !== null ? Math.min(Number(row.expires_at), Number(row.grant_expires_at)) : Number(row.expires_at);
+  if (expiresAt <= now) return null;
+  return {
+    subject: row.subject,
+    clientId: row.client_id,
+    scopes: new Set(row.scope.split(' ').filter(Boolean)),
+    tokenHash: row.hash,
+    grantId: row.grant_id,
+    tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
+    expiresAt,
+    keyId: row.key_id,
+    issuedAt: Number(row.created_at),
+  };
 }

@@ -5,6 +5,7 @@ import { sha256 } from '../security/secrets.js';
 import { authenticateClient } from './clients.js';
 import { bodyParams } from './params.js';
 import { noStore } from './token-endpoint.js';
+import { activeAccessToken } from '../access/verify-token.js';
 import { findGrant } from './tokens.js';
 import { issuerOf } from './metadata.js';
 
@@ -32,13 +33,11 @@ export function introspectionEndpoint(ctx: AppContext) {
   };
 
   async function access(hash: string): Promise<Record<string, unknown> | null> {
-    const row = await ctx.store.db.selectFrom('access_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
-    if (!row) return null;
-    const grant = row.grant_id ? await findGrant(ctx.store.db, row.grant_id) : undefined;
-    const now = Date.now();
-    if (row.revoked_at !== null || Number(row.expires_at) <= now || !grant || grant.revoked_at !== null || Number(grant.expires_at) <= now)
-      return INACTIVE;
-    return describe(row.subject, row.client_id, row.scope, Number(row.created_at), Number(row.expires_at), row.token_type);
+    const known = await ctx.store.db.selectFrom('access_tokens').select('hash').where('hash', '=', hash).executeTakeFirst();
+    if (!known) return null;
+    const token = await activeAccessToken(ctx.store.db, hash);
+    if (!token) return INACTIVE;
+    return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
   }
 
   async function refresh(hash: string): Promise<Record<string, unknown> | null> {

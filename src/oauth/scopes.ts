@@ -4,8 +4,16 @@ import { OAuthError } from '../http/errors.js';
 // Scopes of a deployment: `<collection>:read` and `<collection>:write` for every collection.
 // A scope value is a space-separated list (RFC 6749 §3.3); order and repeats carry no meaning.
 
+const universes = new WeakMap<CollectionRegistry, readonly string[]>();
+
+/** Every scope of the deployment (computed once per collection registry). */
 export function scopeUniverse(collections: CollectionRegistry): string[] {
-  return [...collections.keys()].flatMap((name) => [`${name}:read`, `${name}:write`]);
+  let universe = universes.get(collections);
+  if (!universe) {
+    universe = Object.freeze([...collections.keys()].flatMap((name) => [`${name}:read`, `${name}:write`]));
+    universes.set(collections, universe);
+  }
+  return universe as string[];
 }
 
 /** RFC 6749 §3.3 scope-token characters: %x21 / %x23-5B / %x5D-7E. */

@@ -76,7 +76,8 @@ export async function revokeGrant(db: Kysely<Database>, grantId: string, reason:
 
 export interface IssueRequest {
   client: Client;
-  grant: Grant;
+  /** The grant the tokens belong to; id null for a token that stands alone (client_credentials). */
+  grant: Omit<Grant, 'id'> & { id: string | null };
   /** The access token's scope (may be narrower than the grant's). */
   scope: string[];
   /** Issue a refresh token carrying this scope (null: no refresh token). */
@@ -125,7 +126,7 @@ export async function mintTokens(ctx: AppContext, req: IssueRequest): Promise<Mi
     created_at: now,
   };
   let refresh: MintedTokens['refresh'] = null;
-  if (req.refreshScope) {
+  if (req.refreshScope && req.grant.id !== null) {
     const refreshToken = randomSecret(32);
     refresh = {
       hash: sha256(refreshToken),

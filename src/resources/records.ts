@@ -101,14 +101,16 @@ export class Records {
   }
 
   async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number }> {
-    const { model, parentId } = address;
+    const { model } = address;
+    // SPEC: /zoos/{id}/animals and /animals?zoo_id={id} mean the same, statuses included.
+    const parentFilter = query.filters.find((f) => f.field === model.parent?.field);
+    const parentId = address.parentId ?? (parentFilter ? String(parentFilter.value) : null);
     if (parentId !== null) await this.requireParent(model, caller, parentId);
     let base = this.db.selectFrom(model.table);
     if (model.access === 'owner') base = base.where('owner', '=', caller.subject);
     if (parentId !== null) base = base.where('parent_id', '=', parentId);
     for (const f of query.filters) {
-      if (f.field === model.parent?.field) base = base.where('parent_id', '=', String(f.value));
-      else base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
+      if (f.field !== model.parent?.field) base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
     }
     const sortColumn = query.sortby === 'id' || query.sortby === 'created_at' || query.sortby === 'updated_at' ? query.sortby : `x_${query.sortby}`;
     let listing = base.selectAll().limit(query.limit).offset(query.offset);

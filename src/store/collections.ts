@@ -60,8 +60,9 @@ export async function syncCollectionTables(store: Store, collections: Collection
         report.columnsAdded.push(`${model.name}.${c.field}`);
       }
     }
+    const nullable = model.columns.map((c) => c.column);
     for (const index of indexesOf(model)) {
-      await db.schema.createIndex(index.name).ifNotExists().on(model.table).columns(index.columns).execute();
+      await store.createIndex(model.table, index.name, index.columns, nullable);
       report.indexesCreated++;
     }
   }

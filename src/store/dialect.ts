@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, SqliteDialect, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { Kysely, SqliteDialect, PostgresDialect, sql, type RawBuilder, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.js';
+import { GroupCommit } from './group-commit.js';
 
 // Everything that differs between SQLite and PostgreSQL lives in this module; the rest of the
 // code speaks Kysely and asks this module for the few engine-specific pieces.
@@ -18,6 +19,13 @@ export interface Store {
   jsonField(column: string, field: string, kind: ColumnKind): RawBuilder<unknown>;
   /** The plan the engine would use for a query, one line per step (for tests and the benchmark). */
   explain(query: { sql: string; parameters: readonly unknown[] }): Promise<string[]>;
+  /**
+   * Creates an index if it does not exist. Columns listed in `nullsFirst` are ordered NULLS FIRST,
+   * matching the list order (NULLs first ascending, last descending) so one index serves both.
+   */
+  createIndex(table: string, name: string, columns: string[], nullsFirst: string[]): Promise<void>;
+  /** Small independent writes that may share a transaction with others arriving at the same time. */
+  writes: GroupCommit;
   /** Runs fn while holding a lock that other processes migrating the same database wait for. */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -36,15 +44,20 @@ async function openSqlite(file: string): Promise<Store> {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const types: Record<ColumnKind, string> = { text: 'text', integer: 'integer', real: 'real', boolean: 'integer', blob: 'blob' };
   return {
     db,
+    writes: new GroupCommit(db),
     engine: 'sqlite',
     columnType: (kind) => types[kind],
     jsonField: (column, field, kind) => {
       const value = sql`json_extract(${sql.ref(column)}, ${'$.' + field})`;
       return kind === 'boolean' ? sql`(case when ${value} then 1 when ${value} = 0 then 0 end)` : value;
+    },
+    // SQLite already orders NULLs first in an ascending index.
+    createIndex: async (table, name, columns) => {
+      await db.schema.createIndex(name).ifNotExists().on(table).columns(columns).execute();
     },
     explain: async (q) => {
       const rows = database.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[];
@@ -55,6 +68,26 @@ async function openSqlite(file: string): Promise<Store> {
     withMigrationLock: async (fn) => fn(),
     close: async () => {
       await db.destroy();
+    },
+  };
+}
+
+/**
+ * Kysely prepares every statement anew; SQLite's prepare is a large part of a simple query's cost.
+ * The same SQL text (Kysely's parameterised output) reuses its prepared statement.
+ */
+function withStatementCache(database: import('better-sqlite3').Database): SqliteDatabase {
+  const cache = new Map<string, ReturnType<typeof database.prepare>>();
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (!statement) {
+        if (cache.size >= 1000) cache.clear();
+        statement = database.prepare(text);
+        cache.set(text, statement);
+      }
+      return statement as unknown as SqliteStatement;
     },
   };
 }
@@ -74,6 +107,7 @@ async function openPostgres(url: string): Promise<Store> {
   };
   return {
     db,
+    writes: new GroupCommit(db),
     engine: 'postgres',
     columnType: (kind) => typeNames[kind],
     jsonField: (column, field, kind) => {
@@ -82,6 +116,10 @@ async function openPostgres(url: string): Promise<Store> {
       if (kind === 'real') return sql`(${text})::double precision`;
       if (kind === 'boolean') return sql`(case (${text}) when 'true' then 1 when 'false' then 0 end)`;
       return text;
+    },
+    createIndex: async (table, name, columns, nullsFirst) => {
+      const list = sql.join(columns.map((c) => (nullsFirst.includes(c) ? sql`${sql.ref(c)} nulls first` : sql.ref(c))));
+      await sql`create index if not exists ${sql.id(name)} on ${sql.table(table)} (${list})`.execute(db);
     },
     explain: async (q) => {
       const client = await pool.connect();

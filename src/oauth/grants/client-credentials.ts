@@ -1,12 +1,13 @@
 import { OAuthError } from '../../http/errors.js';
 import { audit } from '../audit.js';
 import { allowedScopes, resolveRequestedScope, scopeUniverse } from '../scopes.js';
-import { createGrant, mintTokens, saveTokens, newGrantId } from '../tokens.js';
+import { mintTokens, saveTokens } from '../tokens.js';
 import { clientSubject } from '../users.js';
 import type { TokenGrant } from './grant.js';
 
 // RFC 6749 §4.4: a confidential client acting in its own name. Its subject is `client:<id>`;
-// each request is a grant of its own that lasts as long as the access token (no refresh token).
+// the token stands alone (no grant row, no refresh token): one insert per token, committed
+// together with the other token requests of the same moment.
 
 export const clientCredentialsGrant: TokenGrant = {
   grantType: 'client_credentials',
@@ -19,17 +20,16 @@ export const clientCredentialsGrant: TokenGrant = {
     const universe = scopeUniverse(ctx.collections);
     const scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
     const grant = {
-      id: newGrantId(),
+      id: null,
       clientId: client.id,
       subject: clientSubject(client.id),
       scope: scope.join(' '),
       expiresAt: Date.now() + ctx.config.auth.accessTokenTtl * 1000,
     };
     const minted = await mintTokens(ctx, { client, grant, scope, refreshScope: null });
-    // No transaction needed: a grant row whose token insert failed has no token and harms nothing.
-    await createGrant(ctx.store.db, { ...grant, scope });
-    const response = await saveTokens(ctx.store.db, minted);
-    audit(request.log, 'grant.issued', { grant_type: 'client_credentials', client_id: client.id, subject: grant.subject, grant_id: grant.id, scope: grant.scope });
+    await ctx.store.writes.run(async (trx) => void (await saveTokens(trx, minted)));
+    const response = minted.response;
+    audit(request.log, 'grant.issued', { grant_type: 'client_credentials', client_id: client.id, subject: grant.subject, scope: grant.scope });
     return response;
   },
 };
