@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { sha256 } from '../security/secrets.js';
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Caller } from './caller.js';
 
@@ -46,7 +46,32 @@ export class TokenVerifier {
  * validity the user chose. Used by the resource side and by introspection.
  */
 export async function activeAccessToken(db: Kysely<Database>, hash: string, now = Date.now()): Promise<VerifiedToken | null> {
-  const row = await db
+  let query = tokenQueries.get(db);
+  if (!query) tokenQueries.set(db, (query = tokenQuery(db, '')));
+  const row = (await db.executeQuery<TokenRow>({ ...query, parameters: [hash] })).rows[0];
+  if (!row || row.revoked_at !== null) return null;
+  if (row.grant_id !== null && (row.grant_found === null || row.grant_revoked_at !== null)) return null;
+  const expiresAt = row.grant_id !== null ? Math.min(Number(row.expires_at), Number(row.grant_expires_at)) : Number(row.expires_at);
+  if (expiresAt <= now) return null;
+  return {
+    subject: row.subject,
+    clientId: row.client_id,
+    scopes: new Set(row.scope.split(' ').filter(Boolean)),
+    tokenHash: row.hash,
+    grantId: row.grant_id,
+    tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
+    expiresAt,
+    keyId: row.key_id,
+    issuedAt: Number(row.created_at),
+  };
+}
+
+/** Verification runs on every request: the query is built and compiled once per database. */
+const tokenQueries = new WeakMap<Kysely<Database>, CompiledQuery<TokenRow>>();
+type TokenRow = InferResult<ReturnType<typeof tokenQuery>>[number];
+
+function tokenQuery(db: Kysely<Database>, hash: string) {
+  return db
     .selectFrom('access_tokens as a')
     .leftJoin('grants as g', 'g.id', 'a.grant_id')
     .select([
@@ -65,20 +90,5 @@ export async function activeAccessToken(db: Kysely<Database>, hash: string, now 
       'g.revoked_at as grant_revoked_at',
     ])
     .where('a.hash', '=', hash)
-    .executeTakeFirst();
-  if (!row || row.revoked_at !== null) return null;
-  if (row.grant_id !== null && (row.grant_found === null || row.grant_revoked_at !== null)) return null;
-  const expiresAt = row.grant_id !== null ? Math.min(Number(row.expires_at), Number(row.grant_expires_at)) : Number(row.expires_at);
-  if (expiresAt <= now) return null;
-  return {
-    subject: row.subject,
-    clientId: row.client_id,
-    scopes: new Set(row.scope.split(' ').filter(Boolean)),
-    tokenHash: row.hash,
-    grantId: row.grant_id,
-    tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
-    expiresAt,
-    keyId: row.key_id,
-    issuedAt: Number(row.created_at),
-  };
+    .compile();
 }

@@ -12,10 +12,8 @@ export function registerHttpPolicy(app: FastifyInstance, config: Config): void {
     reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     reply.header('x-content-type-options', 'nosniff');
     const routeConfig = request.routeOptions.config;
-    if (routeConfig?.html !== true) {
-      reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-      reply.header('x-frame-options', 'DENY');
-    }
+    // JSON is never rendered: nothing may load or frame it. HTML pages set their own policy.
+    if (routeConfig?.html !== true) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     const overrideProblem = methodOverrideError(request.raw);
     if (overrideProblem) throw overrideProblem;
     if (config.server.trustProxy && routeConfig?.anyProtocol !== true) {

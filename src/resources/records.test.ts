@@ -182,4 +182,17 @@ describe('Records on SQLite', () => {
     const bobs = await records.create(at('zoos'), bob, { name: 'Idem' }, 'key-1');
     assert.equal(bobs.replayed, false);
   });
+
+  test('resourceJson is exactly JSON.stringify(toResource) for parents, children and empty documents', async () => {
+    const zoo = (await records.create(at('zoos'), alice, { name: 'Json "quoted" \\ zoo', city: 'Zürich', founded: 1929 })).row;
+    const animal = (await records.create(at('animals', zoo.id), alice, { name: 'Bär', species: 'bear' })).row;
+    const article = (await records.create(at('articles'), alice, { title: 't' })).row;
+    for (const [name, row] of [['zoos', zoo], ['animals', animal], ['articles', article]] as const) {
+      const model = collections.get(name)!;
+      assert.equal(records.resourceJson(model, row), JSON.stringify(records.toResource(model, row)));
+    }
+    const empty = { ...article, doc: '{}' };
+    const model = collections.get('articles')!;
+    assert.equal(records.resourceJson(model, empty), JSON.stringify(records.toResource(model, empty)));
+  });
 });

@@ -36,6 +36,7 @@ export interface ResourceApi {
   address(request: FastifyRequest, offered: readonly string[]): { address: Address; caller: Caller };
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
 const COLLECTION_METHODS: Method[] = ['GET', 'POST'];
 const RECORD_METHODS: Method[] = ['GET', 'PUT', 'PATCH', 'DELETE'];
 const withHead = (methods: readonly string[]) => (methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : [...methods]);
@@ -126,7 +127,7 @@ function modelOr404(ctx: AppContext, name: string): CollectionModel {
 function sendRecord(reply: FastifyReply, api: ResourceApi, model: CollectionModel, row: RecordRow, status = 200) {
   reply.header('etag', api.records.etag(row));
   reply.header('last-modified', new Date(row.updated_at).toUTCString());
-  return reply.code(status).send(api.records.toResource(model, row));
+  return reply.code(status).type(JSON_TYPE).send(api.records.resourceJson(model, row));
 }
 
 function pagingLinks(api: ResourceApi, request: FastifyRequest, address: Address, limit: number, offset: number, total: number, paging: 'offset' | 'page'): string {
@@ -159,7 +160,7 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
     const { rows, total } = await a.records.list(address, caller, query);
     reply.header('x-total-count', String(total));
     reply.header('link', pagingLinks(a, request, address, query.limit, query.offset, total, query.paging));
-    return rows.map((row) => a.records.toResource(address.model, row));
+    return reply.type(JSON_TYPE).send(`[${rows.map((row) => a.records.resourceJson(address.model, row)).join(',')}]`);
   };
 
   const create = async (request: FastifyRequest, reply: FastifyReply) => {
