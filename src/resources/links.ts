@@ -8,6 +8,9 @@ export interface Link {
   type: 'application/json';
 }
 
+const ID_MARK = 'GATEHOUSExIDxMARK';
+const PARENT_MARK = 'GATEHOUSExPARENTxMARK';
+
 export class Links {
   readonly api: string;
   constructor(
@@ -49,6 +52,25 @@ export class Links {
     if (model.attachments) links.attachments = this.link(`${this.recordPath(model, id)}/attachments`, 'The attachments of this record');
     return links;
   }
+
+  /**
+   * forRecord as JSON text, from a template made once per collection (and public URL) by
+   * rendering forRecord with placeholder ids: the links are defined in one place only.
+   */
+  forRecordJson(model: CollectionModel, id: string, parentId: string | null): string {
+    const key = `${model.name}\n${parentId === null ? '' : 'p'}\n${this.publicUrl()}`;
+    let template = this.templates.get(key);
+    if (!template) {
+      const text = JSON.stringify(this.forRecord(model, ID_MARK, parentId === null ? null : PARENT_MARK));
+      template = text.split(ID_MARK).map((part) => part.split(PARENT_MARK));
+      this.templates.set(key, template);
+    }
+    const idText = encodeURIComponent(id);
+    const parentText = parentId === null ? '' : encodeURIComponent(parentId);
+    return template.map((parts) => parts.join(parentText)).join(idText);
+  }
+
+  private readonly templates = new Map<string, string[][]>();
 
   forCollections(): Record<string, Link> {
     const links: Record<string, Link> = { self: this.link('', `API v${this.version}`) };

@@ -66,7 +66,7 @@ export class Records {
     return (
       `{"id":${JSON.stringify(row.id)},${doc}${parent}"owner":${JSON.stringify(row.owner)},` +
       `"created_at":${JSON.stringify(row.created_at)},"updated_at":${JSON.stringify(row.updated_at)},` +
-      `"link":${JSON.stringify(this.links.forRecord(model, row.id, row.parent_id))}}`
+      `"link":${this.links.forRecordJson(model, row.id, row.parent_id)}}`
     );
   }
 
