@@ -1,6 +1,7 @@
 import https from 'node:https';
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import type { AppContext } from '../context.js';
 import type { Certificate } from './tls.js';
 import './route-config.js';
@@ -23,10 +24,13 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
   const { config } = ctx;
   const idPrefix = randomBytes(4).toString('hex');
   let requestCount = 0;
+  // Log lines are written without blocking the event loop (flushed when the server closes).
+  const logDestination = pino.destination({ dest: 1, sync: false });
   const app = Fastify({
     logger: {
       level: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
       redact: ['req.headers.authorization', 'req.headers.cookie'],
+      stream: logDestination,
     },
     logController: new LogController({ disableRequestLogging: process.env.GATEHOUSE_REQUEST_LOGS !== '1' }),
     bodyLimit: config.server.bodyLimit,
@@ -47,6 +51,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     },
   });
 
+  app.addHook('onClose', async () => logDestination.flushSync());
   registerErrorHandling(app);
   registerJsonParser(app);
   registerHttpPolicy(app, config);

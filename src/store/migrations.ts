@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './dialect.js';
 
 // gatehouse's own tables, as ordered migrations. Collection tables follow the config and are
@@ -160,6 +160,18 @@ function coreMigrations(store: Store): Record<string, Migration> {
           .addColumn('created_at', 'text', (c) => c.notNull())
           .execute();
         await db.schema.createIndex('attachments_record').on('attachments').columns(['collection', 'record_id']).execute();
+      },
+    },
+    // client_credentials tokens have no grant: index only the tokens that do (cheaper inserts).
+    '0002_partial_token_grant_index': {
+      async up(db: Kysely<any>) {
+        await db.schema.dropIndex('access_tokens_grant').execute();
+        await db.schema
+          .createIndex('access_tokens_grant')
+          .on('access_tokens')
+          .column('grant_id')
+          .where(sql.ref('grant_id'), 'is not', null)
+          .execute();
       },
     },
   };
