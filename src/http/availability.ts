@@ -27,13 +27,13 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   app.addHook('onClose', async () => clearInterval(timer));
 
   const authPrefix = `${ctx.config.basePath}${ctx.config.auth.path}/`;
-  app.addHook('onRequest', async (request) => {
-    if (!state.maintenance.on || request.routeOptions.config?.alwaysAvailable === true) return;
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!state.maintenance.on || request.routeOptions.config?.alwaysAvailable === true) return done();
     const detail = { service: 'maintenance mode is on' };
     // The authorization endpoints answer in RFC 6749's error shape (temporarily_unavailable).
     if (ctx.config.servesAuth && request.url.startsWith(authPrefix))
-      throw new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) });
-    throw serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail);
+      return done(new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) }));
+    done(serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail));
   });
 
   await app.register(underPressure, {

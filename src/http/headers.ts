@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 import { methodOverrideError } from './method-override.js';
 import { requireJsonAccept } from './negotiation.js';
@@ -8,7 +8,16 @@ import type { Config } from '../config/load.js';
 // response carries.
 
 export function registerHttpPolicy(app: FastifyInstance, config: Config): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      checkRequest(request, reply);
+      done();
+    } catch (e) {
+      done(e as Error);
+    }
+  });
+
+  function checkRequest(request: FastifyRequest, reply: FastifyReply): void {
     reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     reply.header('x-content-type-options', 'nosniff');
     const routeConfig = request.routeOptions.config;
@@ -22,5 +31,5 @@ export function registerHttpPolicy(app: FastifyInstance, config: Config): void {
         throw new ApiError(403, 'HTTPS is required', { 'x-forwarded-proto': 'the request did not arrive over HTTPS' });
     }
     if (routeConfig?.html !== true && routeConfig?.negotiates !== true) requireJsonAccept(request.headers.accept);
-  });
+  }
 }
