@@ -10,6 +10,6 @@ export interface AppContext {
   store: Store;
   redis: Redis | null;
   collections: CollectionRegistry;
-  /** The server's HMAC keys (sessions, CSRF, mac_key derivation), shared through the database. */
+  /** The server's HMAC keys (CSRF tokens, mac_key derivation), shared through the database. */
   keys: KeyRing;
 }

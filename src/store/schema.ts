@@ -7,7 +7,7 @@ export interface SettingsTable {
   updated_at: number;
 }
 
-/** Server secrets (HMAC keys for sessions, CSRF tokens and mac_key derivation); rotated with `gatehouse keys rotate`. */
+/** Server secrets (HMAC keys for CSRF tokens and mac_key derivation); rotated with `gatehouse keys rotate`. */
 export interface SigningKeysTable {
   id: string;
   secret: string;
