@@ -12,6 +12,7 @@ import { parentReference, requireObject, splitServerFields, validateDocument, ty
 // The resource service: what "list / read / create / replace / patch / delete a record of this
 // collection for this caller" means, independent of HTTP. Every write is one transaction.
 
+/** A row of a collection's own table (r_<collection>); x_<field> columns mirror filter and sort fields. */
 export interface RecordRow {
   id: string;
   owner: string;

@@ -147,17 +147,6 @@ export interface AttachmentsTable {
   created_at: string;
 }
 
-/** A row of a collection's own table (r_<collection>); x_<field> columns mirror filter and sort fields. */
-export interface RecordRow {
-  id: string;
-  owner: string;
-  parent_id: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  doc: string;
-  [column: `x_${string}`]: string | number | null;
-}
 
 export interface Database {
   settings: SettingsTable;
