@@ -57,6 +57,21 @@ describe('Idempotency-Key', () => {
     assert.equal(list.body.length, 1);
   });
 
+  test('a repeat after the first record was deleted still answers 303 to its URL, which answers 410', async () => {
+    const key = randomUUID();
+    const body = { name: 'Short-lived', city: 'Turku' };
+    const first = await a.json('POST', '/v1/zoos', body, { 'idempotency-key': key });
+    assert.equal(first.status, 201);
+    assert.equal((await a.json('DELETE', `/v1/zoos/${first.body.id}`)).status, 204);
+    const again = await a.json('POST', '/v1/zoos', body, { 'idempotency-key': key });
+    assert.equal(again.status, 303);
+    assert.equal(again.headers.get('location'), first.headers.get('location'));
+    assert.equal(again.body.id, first.body.id);
+    assert.equal(again.body.link.self.href, first.headers.get('location'));
+    assert.equal((await a.json('GET', `/v1/zoos/${first.body.id}`)).status, 410);
+    assert.deepEqual((await a.json('GET', '/v1/zoos?name=Short-lived')).body, [], 'nothing was created again');
+  });
+
   test('the same key with another body is 400 naming the header; nothing is created', async () => {
     const key = randomUUID();
     assert.equal((await a.json('POST', '/v1/zoos', { name: 'Key one' }, { 'idempotency-key': key })).status, 201);

@@ -26,6 +26,13 @@ export interface RecordRow {
 
 export type Resource = Record<string, unknown>;
 
+/** What a create produced: the record, or — for a repeated Idempotency-Key — the first one (null if since deleted). */
+export interface Created {
+  id: string;
+  row: RecordRow | null;
+  replayed: boolean;
+}
+
 /** Where a request addressed a record: the collection, and the parent id when the URL was nested. */
 export interface Address {
   model: CollectionModel;
@@ -198,12 +205,12 @@ export class Records {
    * Creates a record. With an Idempotency-Key, a repeat by the same subject with the same body
    * returns the first record's id instead (`replayed`), and another body with the key is a 400.
    */
-  async create(address: Address, caller: Caller, body: unknown, idempotencyKey?: string): Promise<{ row: RecordRow; replayed: boolean }> {
+  async create(address: Address, caller: Caller, body: unknown, idempotencyKey?: string): Promise<Created> {
     const { doc, parentId } = this.prepareCreate(address, body);
     const { model } = address;
     if (!idempotencyKey) {
       const row = await this.db.transaction().execute((trx) => this.insert(trx, model, caller, doc, parentId));
-      return { row, replayed: false };
+      return { id: row.id, row, replayed: false };
     }
     const bodyHash = createHash('sha256').update(`${model.name}\n${parentId ?? ''}\n${JSON.stringify(body)}`).digest('base64url');
     const earlier = await this.idempotent(caller, idempotencyKey, bodyHash);
@@ -217,7 +224,7 @@ export class Records {
           .execute();
         return created;
       });
-      return { row, replayed: false };
+      return { id: row.id, row, replayed: false };
     } catch (e) {
       // Two requests raced with the same key: the loser answers like a repeat.
       const raced = await this.idempotent(caller, idempotencyKey, bodyHash);
@@ -226,7 +233,7 @@ export class Records {
     }
   }
 
-  private async idempotent(caller: Caller, key: string, bodyHash: string): Promise<{ row: RecordRow; replayed: true } | null> {
+  private async idempotent(caller: Caller, key: string, bodyHash: string): Promise<Created | null> {
     const seen = await this.ctx.store.db
       .selectFrom('idempotency_keys')
       .selectAll()
@@ -238,8 +245,7 @@ export class Records {
       throw badRequest('Idempotency-Key reused with a different request', { 'idempotency-key': 'was used before for another request body' });
     const model = this.ctx.collections.get(seen.collection);
     const row = model ? await this.row(this.db, model, seen.record_id) : undefined;
-    const stub = { id: seen.record_id, owner: caller.subject, parent_id: null, version: 0, created_at: '', updated_at: '', doc: '{}' };
-    return { row: row ?? stub, replayed: true };
+    return { id: seen.record_id, row: row ?? null, replayed: true };
   }
 
   /** PUT (whole representation) or PATCH (JSON merge patch, RFC 7396), validated after merging. */

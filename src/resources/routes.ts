@@ -166,14 +166,11 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
       return reply.code(202).send(a.jobs.toResource(job));
     }
     const key = idempotencyKey(request);
-    const { row, replayed } = await a.records.create(address, caller, request.body, key);
-    const location = a.links.url(a.links.recordPath(address.model, row.id));
-    reply.header('location', location);
-    if (replayed) {
-      const model = ctx.collections.get(address.model.name)!;
-      return row.version > 0 ? sendRecord(reply, a, model, row, 303) : reply.code(303).send({ id: row.id, link: { self: { href: location, title: 'The record created first', type: 'application/json' } } });
-    }
-    return sendRecord(reply, a, address.model, row, 201);
+    const { id, row, replayed } = await a.records.create(address, caller, request.body, key);
+    reply.header('location', a.links.url(a.links.recordPath(address.model, id)));
+    // SPEC 303: a repeat points at the record created the first time (its URL answers 410 if deleted since).
+    if (row) return sendRecord(reply, a, address.model, row, replayed ? 303 : 201);
+    return reply.code(303).send({ id, link: { self: a.links.link(a.links.recordPath(address.model, id), 'The record created first') } });
   };
 
   const read = async (request: FastifyRequest, reply: FastifyReply) => {
