@@ -1,0 +1,57 @@
+// `gatehouse migrate`: brings the database in line with the config. A filter added to a collection
+// later gets its column and index, backfilled from the stored records; nothing is dropped.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { runCli, startServer, tempDir, testConfig, writeConfig } from './helpers/server.js';
+import { apiClient } from './helpers/tokens.js';
+
+test('a filter added to the config later is migrated and backfilled; the data stays', async () => {
+  const dir = tempDir();
+  try {
+    const before = testConfig({ collections: { zoos: { filters: ['name'], sort: ['name'] } } });
+    const first = await startServer({ dataDir: dir, rawConfig: before });
+    const client = await apiClient(first, 'migrator', 'zoos:read zoos:write');
+    for (const [name, city] of [['A', 'Lyon'], ['B', 'Nice'], ['C', 'Lyon']])
+      assert.equal((await client.json('POST', '/v1/zoos', { name, city })).status, 201);
+    const refused = await client.json('GET', '/v1/zoos?city=Lyon');
+    assert.equal(refused.status, 400, 'city is not a filter yet');
+    assert.equal(await first.stop(), 0);
+
+    const after = testConfig({ collections: { zoos: { filters: ['name', 'city'], sort: ['name'] } } });
+    const configFile = writeConfig(dir, after);
+    const migrated = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
+    assert.equal(migrated.status, 0, migrated.stderr);
+    const report = JSON.parse(migrated.stdout);
+    assert.deepEqual(report.columns_added, ['zoos.city']);
+    assert.deepEqual(report.migrations_applied, []);
+
+    const again = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
+    assert.deepEqual(JSON.parse(again.stdout).columns_added, [], 'migrate is idempotent');
+
+    const second = await startServer({ dataDir: dir, configFile });
+    try {
+      const token = await apiClient(second, 'migrator', 'zoos:read');
+      const lyon = await token.json('GET', '/v1/zoos?city=Lyon&sortby=name');
+      assert.equal(lyon.status, 200, lyon.text);
+      assert.deepEqual(lyon.body.map((z: { name: string }) => z.name), ['A', 'C']);
+      assert.equal(lyon.headers.get('x-total-count'), '2');
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('migrate with a bad config names the problem and changes nothing', () => {
+  const dir = tempDir();
+  try {
+    const file = writeConfig(dir, testConfig({ collections: { zoos: { filters: ['nope'] } } }));
+    const r = runCli(['migrate', '--config', file, '--data-dir', dir]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /collections\.zoos\.filters\[0\]/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
