@@ -4,6 +4,11 @@ import { methodNotAllowed } from './errors.js';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 const ALL: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
+/** The methods a URL answers: GET brings HEAD with it. */
+export function withHead(methods: readonly string[]): string[] {
+  return methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : [...methods];
+}
+
 /**
  * Registers the handlers of one URL and answers every other method with 405 + Allow, so an
  * unsupported method is never mistaken for an unknown path. GET brings HEAD with it.
@@ -18,7 +23,7 @@ export function routeMethods(
 ): void {
   const methods = Object.keys(handlers) as Method[];
   for (const method of methods) app.route({ ...options, method, url, handler: handlers[method]! });
-  const allow = methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : methods;
+  const allow = withHead(methods);
   const others = ALL.filter((m) => !allow.includes(m));
   app.route({
     ...options,

@@ -5,7 +5,7 @@ import type { Caller } from '../access/caller.js';
 import { Authenticator } from '../access/authenticate.js';
 import { decideAccess } from '../access/decide.js';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../http/errors.js';
-import { routeMethods, type Method } from '../http/routes.js';
+import { routeMethods, withHead, type Method } from '../http/routes.js';
 import { Links } from './links.js';
 import { Records, type Address, type RecordRow } from './records.js';
 import { parseListQuery } from './query.js';
@@ -39,7 +39,6 @@ export interface ResourceApi {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const COLLECTION_METHODS: Method[] = ['GET', 'POST'];
 const RECORD_METHODS: Method[] = ['GET', 'PUT', 'PATCH', 'DELETE'];
-const withHead = (methods: readonly string[]) => (methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : [...methods]);
 
 export async function registerResourceApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
   const { config } = ctx;
@@ -81,7 +80,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext)
     // 4. A MAC that covers the body (bodyhash) is checked once the body has arrived.
     api.addHook('preHandler', (request, _reply, done) => done(authenticator.checkBodyHash(request) ?? undefined));
 
-    const api$: ResourceApi = {
+    const resourceApi: ResourceApi = {
       records,
       links,
       jobs,
@@ -99,14 +98,14 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext)
           if (!child || child.parent?.collection !== top.name) throw notFound(`${top.name} has no child collection ${p.child}`, { path: 'does not exist' });
           address = { model: child, parentId: p.id! };
         }
-        const caller = api$.authorize(request, address.model.name, offered);
+        const caller = resourceApi.authorize(request, address.model.name, offered);
         return { address, caller };
       },
     };
 
-    registerCollectionRoutes(api, v, ctx, api$);
+    registerCollectionRoutes(api, v, ctx, resourceApi);
     jobs.registerRoutes(api, v);
-    await registerAttachmentRoutes(api, v, ctx, api$);
+    await registerAttachmentRoutes(api, v, ctx, resourceApi);
   });
 
   jobs.start();
