@@ -1,11 +1,12 @@
 // DESIGN.md "Scale-out": two interchangeable instances on one PostgreSQL database and one Redis.
-// Tokens, revocations, quotas, maintenance, MAC nonces and authorization codes hold across both.
+// Tokens, revocations, quotas, maintenance and MAC nonces hold across both (sessions, codes and
+// login throttling: test/oauth-scale-out.test.ts).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createPgDatabase, pgAvailable, redisAvailable, startServer, TEST_REDIS_URL, type TestServer } from './helpers/server.js';
 import { registerClient, requestToken, secretOf } from './helpers/tokens.js';
-import { addClient, addUser, basic, obtainCode, pkcePair, post } from './helpers/oauth.js';
+import { basic } from './helpers/oauth.js';
 
 const available = pgAvailable && redisAvailable;
 let a: TestServer;
@@ -104,20 +105,4 @@ test('a MAC nonce used on one instance is a replay on the other', { skip: !avail
   // b listens on another port, so its MAC differs; the nonce alone is what is replayed.
   assert.equal(replay.status, 401);
   assert.match(replay.headers.get('www-authenticate')!, /replayed nonce/);
-});
-
-test('an authorization code is redeemed exactly once when two instances race for it', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
-  addUser(a, 'racer', 'correct horse battery');
-  const client = addClient(a, 'race-app', ['--secret', 'race-secret', '--redirect-uri', 'https://client.example/cb', '--grant', 'authorization_code', '--grant', 'refresh_token']);
-  for (let round = 0; round < 3; round++) {
-    const { verifier, challenge } = pkcePair();
-    const { code } = await obtainCode(a, { clientId: 'race-app', username: 'racer', password: 'correct horse battery', scope: 'zoos:read', challenge });
-    const params = { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb', code_verifier: verifier };
-    const auth = basic(client.client_id, 'race-secret');
-    const results = await Promise.all([post(a, 'token', params, { auth }), post(b, 'token', params, { auth })]);
-    const statuses = results.map((r) => r.status).sort();
-    assert.deepEqual(statuses, [200, 400], `round ${round}: ${JSON.stringify(results.map((r) => r.body))}`);
-    const loser = results.find((r) => r.status === 400)!;
-    assert.equal(loser.body.error, 'invalid_grant');
-  }
 });
