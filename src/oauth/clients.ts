@@ -121,7 +121,7 @@ export interface AuthenticatedClient {
 
 const BASIC_CHALLENGE = 'Basic realm="gatehouse", charset="UTF-8"';
 
-function invalidClient(description: string, detail: Record<string, string> = { client: 'authentication failed' }): OAuthError {
+export function invalidClient(description: string, detail: Record<string, string> = { client: 'authentication failed' }): OAuthError {
   return new OAuthError('invalid_client', description, 401, detail, { 'www-authenticate': BASIC_CHALLENGE });
 }
 

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { OAuthError } from '../http/errors.js';
 import { sha256 } from '../security/secrets.js';
-import { authenticateClient } from './clients.js';
+import { authenticateClient, invalidClient } from './clients.js';
 import { bodyParams } from './params.js';
 import { noStore } from './token-endpoint.js';
 import { activeAccessToken } from '../access/verify-token.js';
@@ -21,9 +20,7 @@ export function introspectionEndpoint(ctx: AppContext) {
     params.requireSingle();
     const { client } = await authenticateClient(ctx, request, params);
     if (client.public)
-      throw new OAuthError('invalid_client', 'Introspection needs a confidential client', 401, { client_id: 'must be a confidential client' }, {
-        'www-authenticate': 'Basic realm="gatehouse", charset="UTF-8"',
-      });
+      throw invalidClient('Introspection needs a confidential client', { client_id: 'must be a confidential client' });
     const token = params.require('token');
     const hint = params.get('token_type_hint');
     const kinds = hint === 'refresh_token' ? [refresh, access] : [access, refresh];

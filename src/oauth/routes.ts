@@ -7,9 +7,6 @@ import { METADATA_PATH, metadataEndpoint } from './metadata.js';
 import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './revocation.js';
 import { tokenEndpoint } from './token-endpoint.js';
-import { purgeExpired } from './tokens.js';
-
-const PURGE_EVERY_MS = 10 * 60_000;
 
 /** The authorization server of SPEC.md under {auth_url}, and its metadata. */
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -24,8 +21,5 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     // Tokens are opaque (hashed in the database), so nothing is signed: the key set is empty.
     routeMethods(oauth, `${base}/jwks`, { GET: async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send({ keys: [] }) });
 
-    const purge = setInterval(() => purgeExpired(ctx).catch((err) => oauth.log.warn({ err }, 'cannot purge expired tokens')), PURGE_EVERY_MS);
-    purge.unref();
-    oauth.addHook('onClose', async () => clearInterval(purge));
   });
 }

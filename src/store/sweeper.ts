@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.js';
+import { purgeExpired } from '../oauth/tokens.js';
 
-// Removes resource-side rows nobody can use any more: expired MAC nonces, old idempotency keys and
-// finished jobs. (The authorization server purges its own tables: src/oauth/tokens.ts purgeExpired.)
-// Every instance runs it; the deletes are idempotent.
+// The one periodic clean-up: the authorization server's ended tokens, grants, sessions and
+// throttle windows (purgeExpired), and on the resource side expired MAC nonces, old idempotency
+// keys and finished jobs. Every instance runs it, whatever its role; the deletes are idempotent.
 
 const DAY = 86_400_000;
 export const SWEEP_INTERVAL_MS = 60_000;
@@ -22,7 +23,7 @@ export async function sweepExpired(ctx: AppContext, now = Date.now()): Promise<R
 
 export function startSweeper(ctx: AppContext, log: FastifyBaseLogger): () => void {
   const timer = setInterval(() => {
-    sweepExpired(ctx).then(
+    Promise.all([purgeExpired(ctx), sweepExpired(ctx)]).then(([, removed]) => removed).then(
       (removed) => {
         const total = Object.values(removed).reduce((a, b) => a + b, 0);
         if (total) log.info({ event: 'sweep', removed }, 'removed expired rows');
