@@ -29,14 +29,10 @@ export class TokenVerifier {
     const now = Date.now();
     const hit = this.cache.get(hash);
     if (hit && now - hit.checkedAt < REVALIDATE_MS) return hit.token && hit.token.expiresAt > now ? hit.token : null;
-    const found = await this.lookup(hash, now);
+    const found = await activeAccessToken(this.ctx.store.db, hash, now);
     if (this.cache.size >= MAX_CACHED) this.cache.clear();
     this.cache.set(hash, { token: found, checkedAt: now });
     return found;
-  }
-
-  private lookup(hash: string, now: number): Promise<VerifiedToken | null> {
-    return activeAccessToken(this.ctx.store.db, hash, now);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Config } from '../config/load.js';
 import type { CollectionModel, CollectionRegistry } from './model.js';
+import { scopeUniverse } from '../oauth/scopes.js';
 
 // The OpenAPI 3.1 document of the resource API, derived from the same collection schemas that
 // validate requests, so the description cannot drift from the behaviour.
@@ -11,12 +12,11 @@ const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` 
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
 function scopesOf(collections: CollectionRegistry): Record<string, string> {
-  const scopes: Record<string, string> = {};
-  for (const m of collections.values()) {
-    scopes[`${m.name}:read`] = `Read ${m.name} (GET, HEAD)`;
-    scopes[`${m.name}:write`] = `Create, change and delete ${m.name} (POST, PUT, PATCH, DELETE)`;
-  }
-  return scopes;
+  const describe = (scope: string) => {
+    const [name, access] = scope.split(':');
+    return access === 'read' ? `Read ${name} (GET, HEAD)` : `Create, change and delete ${name} (POST, PUT, PATCH, DELETE)`;
+  };
+  return Object.fromEntries(scopeUniverse(collections).map((scope) => [scope, describe(scope)]));
 }
 
 function recordSchema(m: CollectionModel): Obj {
