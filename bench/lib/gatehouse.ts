@@ -230,7 +230,7 @@ export function filteredListQueryPlan(dataDir: string, owner: string, city: stri
   const db = new Database(path.join(dataDir, 'gatehouse.db'), { readonly: true, fileMustExist: true });
   try {
     const statements = [
-      { sql: 'select * from "r_zoos" where "owner" = ? and "x_city" = ? order by "id" asc limit ? offset ?', params: [owner, city, 20, 0] },
+      { sql: 'select "id", "owner", "parent_id", "version", "created_at", "updated_at", "doc" from "r_zoos" where "owner" = ? and "x_city" = ? order by "id" asc limit ? offset ?', params: [owner, city, 20, 0] },
       { sql: 'select count(*) as "n" from "r_zoos" where "owner" = ? and "x_city" = ?', params: [owner, city] },
     ];
     return statements.map(({ sql, params }) => ({

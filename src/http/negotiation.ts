@@ -16,7 +16,9 @@ function accepts(header: string, type: string, subtype: string): boolean {
 }
 
 export function acceptsJson(header: string | undefined): boolean {
-  return !header || header.trim() === '' || accepts(header, 'application', 'json');
+  // The values nearly every client sends, answered without parsing.
+  if (header === undefined || header === 'application/json' || header === '*/*') return true;
+  return header.trim() === '' || accepts(header, 'application', 'json');
 }
 
 export function acceptsHtml(header: string | undefined): boolean {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../context.js';
 import type { Database } from '../store/schema.js';
+import { preparedInsert } from '../store/prepared-insert.js';
 import type { KeyRing } from '../security/keys.js';
 import { randomSecret, sha256 } from '../security/secrets.js';
 import type { Client, TokenType } from './clients.js';
@@ -142,8 +143,21 @@ export async function mintTokens(ctx: AppContext, req: IssueRequest): Promise<Mi
   return { response, access, refresh };
 }
 
+const insertAccessToken = preparedInsert('access_tokens', [
+  'hash',
+  'grant_id',
+  'client_id',
+  'subject',
+  'scope',
+  'token_type',
+  'key_id',
+  'expires_at',
+  'revoked_at',
+  'created_at',
+]);
+
 export async function saveTokens(db: Kysely<Database>, minted: MintedTokens): Promise<TokenResponse> {
-  await db.insertInto('access_tokens').values(minted.access).execute();
+  await insertAccessToken(db, minted.access);
   if (minted.refresh) await db.insertInto('refresh_tokens').values(minted.refresh).execute();
   return minted.response;
 }

@@ -24,6 +24,9 @@ export interface RecordRow {
   [column: string]: unknown;
 }
 
+/** The columns a record is rendered from (the x_<field> mirrors are for filtering and sorting only). */
+export const RECORD_COLUMNS = ['id', 'owner', 'parent_id', 'version', 'created_at', 'updated_at', 'doc'] as const;
+
 export type Resource = Record<string, unknown>;
 
 /** What a create produced: the record, or — for a repeated Idempotency-Key — the first one (null if since deleted). */
@@ -102,7 +105,7 @@ export class Records {
 
   private async row(db: Kysely<any>, model: CollectionModel, id: string): Promise<RecordRow | undefined> {
     let query = this.byId.get(model.table);
-    if (!query) this.byId.set(model.table, (query = db.selectFrom(model.table).selectAll().where('id', '=', '').compile()));
+    if (!query) this.byId.set(model.table, (query = db.selectFrom(model.table).select(RECORD_COLUMNS).where('id', '=', '').compile()));
     return (await db.executeQuery<RecordRow>({ ...query, parameters: [id] })).rows[0];
   }
 
@@ -140,7 +143,7 @@ export class Records {
       if (f.field !== model.parent?.field) base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
     }
     const sortColumn = query.sortby === 'id' || query.sortby === 'created_at' || query.sortby === 'updated_at' ? query.sortby : `x_${query.sortby}`;
-    let listing = base.selectAll().limit(query.limit).offset(query.offset);
+    let listing = base.select(RECORD_COLUMNS).limit(query.limit).offset(query.offset);
     // NULLs first ascending, last descending, on both engines; the id makes paging stable. The
     // system columns are never NULL: a plain ORDER BY lets PostgreSQL walk their index (a NULLS
     // clause that differs from its default would force a sort of every matching row).
