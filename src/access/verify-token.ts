@@ -37,9 +37,10 @@ export class TokenVerifier {
 }
 
 /**
- * The one definition of an active access token: known, not revoked, not expired, and — when it
- * came from a grant (every grant but client_credentials) — its grant neither revoked nor past the
- * validity the user chose. Used by the resource side and by introspection.
+ * The one definition of an active access token: known, not revoked, not expired, its client still
+ * registered, and — when it came from a grant (every grant but client_credentials) — its grant
+ * neither revoked nor past the validity the user chose. Used by the resource side and by
+ * introspection.
  */
 export async function activeAccessToken(db: Kysely<Database>, hash: string, now = Date.now()): Promise<VerifiedToken | null> {
   let query = tokenQueries.get(db);
@@ -69,6 +70,8 @@ type TokenRow = InferResult<ReturnType<typeof tokenQuery>>[number];
 function tokenQuery(db: Kysely<Database>, hash: string) {
   return db
     .selectFrom('access_tokens as a')
+    // A removed client's tokens die with it, even one issued by an instance that still had it cached.
+    .innerJoin('clients as c', 'c.id', 'a.client_id')
     .leftJoin('grants as g', 'g.id', 'a.grant_id')
     .select([
       'a.hash',

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { GRANT_TYPES, describeClient, findClient, listClients, registerClient, type GrantType } from '../oauth/clients.js';
+import { GRANT_TYPES, describeClient, findClient, listClients, registerClient, removeClient, type GrantType } from '../oauth/clients.js';
 import { parseScope, scopeUniverse } from '../oauth/scopes.js';
 import { CliError, withCommonOptions, withContext, type CommonOptions } from './common.js';
 
@@ -81,6 +81,16 @@ export function clientCommand(program: Command): void {
         const out = describeClient(created);
         if (secret !== null) out.client_secret = secret;
         console.log(JSON.stringify(out, null, 2));
+      });
+    });
+
+  withCommonOptions(client.command('remove <client_id>'))
+    .description('remove a client: its grants and tokens end at once, its credentials stop working')
+    .action(async (id: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const revoked = await removeClient(ctx, id);
+        if (!revoked) throw new CliError(`there is no client "${id}"`);
+        console.log(JSON.stringify({ client_id: id, removed: true, grants_revoked: revoked.grants, access_tokens_revoked: revoked.accessTokens }, null, 2));
       });
     });
 

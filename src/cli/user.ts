@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { randomSecret } from '../security/secrets.js';
-import { createUser, findUserByUsername, listUsers, userSubject } from '../oauth/users.js';
+import { createUser, findUserByUsername, listUsers, removeUser, userSubject } from '../oauth/users.js';
 import { CliError, withCommonOptions, withContext, type CommonOptions } from './common.js';
 
 const USERNAME = /^[A-Za-z0-9._@+-]{1,128}$/;
@@ -30,6 +30,30 @@ export function userCommand(program: Command): void {
         const out: Record<string, unknown> = { id: created.id, username, subject: userSubject(created.id), created_at: new Date(created.createdAt).toISOString() };
         if (generated) out.password = password;
         console.log(JSON.stringify(out, null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('remove <username>'))
+    .description('remove a user: the grants they gave and their tokens end, their sessions close; their records stay')
+    .action(async (username: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const removed = await removeUser(ctx, username);
+        if (!removed) throw new CliError(`there is no user named "${username}"`);
+        console.log(
+          JSON.stringify(
+            {
+              id: removed.user.id,
+              username,
+              subject: userSubject(removed.user.id),
+              removed: true,
+              grants_revoked: removed.grants,
+              access_tokens_revoked: removed.accessTokens,
+              sessions_ended: removed.sessions,
+            },
+            null,
+            2,
+          ),
+        );
       });
     });
 

@@ -4,6 +4,7 @@ import type { ClientsTable } from '../store/schema.js';
 import { OAuthError } from '../http/errors.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../security/secrets.js';
 import type { Params } from './params.js';
+import { revokeAllOf, type Revoked } from './tokens.js';
 
 // Registered clients: who they are, where they may be redirected, which grants they may use,
 // and how they prove their identity at the token, revocation and introspection endpoints.
@@ -60,6 +61,17 @@ export async function findClient(ctx: AppContext, id: string): Promise<Client | 
   if (clientCache.size >= CLIENT_CACHE_MAX) clientCache.clear();
   clientCache.set(id, { client, at: now });
   return client;
+}
+
+/** Removes a client: its grants and tokens end, its credentials stop working. Null when there is no such client. */
+export async function removeClient(ctx: AppContext, id: string): Promise<Revoked | null> {
+  const revoked = await ctx.store.db.transaction().execute(async (trx) => {
+    const gone = await trx.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
+    if (Number(gone.numDeletedRows) === 0) return null;
+    return revokeAllOf(trx, { clientId: id }, 'client removed');
+  });
+  clientCaches.get(ctx.store)?.delete(id);
+  return revoked;
 }
 
 export async function listClients(ctx: AppContext): Promise<Client[]> {

@@ -75,6 +75,28 @@ export async function revokeGrant(db: Kysely<Database>, grantId: string, reason:
   return Number(r.numUpdatedRows) > 0;
 }
 
+/** Whose grants and tokens to end: everything a client holds, or everything a subject authorized. */
+export type Holder = { clientId: string } | { subject: string };
+
+export interface Revoked {
+  grants: number;
+  accessTokens: number;
+}
+
+/**
+ * Ends every grant and access token of a client or subject at once (client or user removal), and
+ * spends their unused authorization codes. Refresh tokens die with their grants. Runs in the
+ * caller's transaction; the resource side sees it within its revalidation interval.
+ */
+export async function revokeAllOf(db: Kysely<Database>, holder: Holder, reason: string): Promise<Revoked> {
+  const now = Date.now();
+  const [column, value] = 'clientId' in holder ? (['client_id', holder.clientId] as const) : (['subject', holder.subject] as const);
+  const grants = await db.updateTable('grants').set({ revoked_at: now, revoked_reason: reason }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
+  const tokens = await db.updateTable('access_tokens').set({ revoked_at: now }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
+  await db.updateTable('authorization_codes').set({ used_at: now }).where(column, '=', value).where('used_at', 'is', null).execute();
+  return { grants: Number(grants.numUpdatedRows), accessTokens: Number(tokens.numUpdatedRows) };
+}
+
 export interface IssueRequest {
   client: Client;
   /** The grant the tokens belong to; id null for a token that stands alone (client_credentials). */

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../context.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../security/secrets.js';
+import { revokeAllOf, type Revoked } from './tokens.js';
 
 // Resource owners. A user's subject (the owner of what their tokens create) is `user:<id>`.
 
@@ -32,6 +33,21 @@ export async function findUserByUsername(ctx: AppContext, username: string): Pro
 export async function listUsers(ctx: AppContext): Promise<User[]> {
   const rows = await ctx.store.db.selectFrom('users').select(['id', 'username', 'created_at']).orderBy('created_at').execute();
   return rows.map((r) => ({ id: r.id, username: r.username, createdAt: Number(r.created_at) }));
+}
+
+/**
+ * Removes a user: the grants they gave and their tokens end, their sign-in sessions close. The
+ * records they own stay (owned by their subject, which no new user can take: ids are never reused).
+ */
+export async function removeUser(ctx: AppContext, username: string): Promise<(Revoked & { user: User; sessions: number }) | null> {
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('users').select(['id', 'username', 'created_at']).where('username', '=', username).executeTakeFirst();
+    if (!row) return null;
+    await trx.deleteFrom('users').where('id', '=', row.id).execute();
+    const sessions = await trx.deleteFrom('sessions').where('user_id', '=', row.id).executeTakeFirst();
+    const revoked = await revokeAllOf(trx, { subject: userSubject(row.id) }, 'user removed');
+    return { ...revoked, sessions: Number(sessions.numDeletedRows), user: { id: row.id, username: row.username, createdAt: Number(row.created_at) } };
+  });
 }
 
 /** The user whose password this is, or null; an unknown user costs the same argon2 work. */
