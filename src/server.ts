@@ -66,6 +66,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
   // One write, so that whoever reads the banner sees it whole.
   out([...lines, ...demoLines].join('\n'));
 
+  ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
   const stopSweeper = startSweeper(ctx, app.log);
   let closing: Promise<void> | null = null;
   const close = () =>

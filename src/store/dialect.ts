@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Kysely, SqliteDialect, PostgresDialect, sql, type RawBuilder, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Database } from './schema.js';
 import { GroupCommit } from './group-commit.js';
+import { checkpointInBackground, type Checkpointer } from './checkpointer.js';
 
 // Everything that differs between SQLite and PostgreSQL lives in this module; the rest of the
 // code speaks Kysely and asks this module for the few engine-specific pieces.
@@ -26,6 +27,12 @@ export interface Store {
   createIndex(table: string, name: string, columns: string[], nullsFirst: string[]): Promise<void>;
   /** Small independent writes that may share a transaction with others arriving at the same time. */
   writes: GroupCommit;
+  /**
+   * For long-running processes (the server): engine housekeeping that would otherwise run inside
+   * a request moves off the event loop (SQLite: WAL checkpoints in a worker thread). Problems are
+   * reported to onProblem; close() stops it.
+   */
+  runHousekeepingInBackground(onProblem: (message: string) => void): void;
   /** Runs fn while holding a lock that other processes migrating the same database wait for. */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -46,10 +53,14 @@ async function openSqlite(file: string): Promise<Store> {
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const types: Record<ColumnKind, string> = { text: 'text', integer: 'integer', real: 'real', boolean: 'integer', blob: 'blob' };
+  let checkpointer: Checkpointer | null = null;
   return {
     db,
     writes: new GroupCommit(db),
     engine: 'sqlite',
+    runHousekeepingInBackground: (onProblem) => {
+      if (file !== ':memory:' && !checkpointer) checkpointer = checkpointInBackground(database, path.resolve(file), onProblem);
+    },
     columnType: (kind) => types[kind],
     jsonField: (column, field, kind) => {
       const value = sql`json_extract(${sql.ref(column)}, ${'$.' + field})`;
@@ -67,6 +78,7 @@ async function openSqlite(file: string): Promise<Store> {
     // every migration step is idempotent (create ... if not exists).
     withMigrationLock: async (fn) => fn(),
     close: async () => {
+      await checkpointer?.stop();
       await db.destroy();
     },
   };
@@ -109,6 +121,8 @@ async function openPostgres(url: string): Promise<Store> {
     db,
     writes: new GroupCommit(db),
     engine: 'postgres',
+    // PostgreSQL's own background processes do its housekeeping.
+    runHousekeepingInBackground: () => undefined,
     columnType: (kind) => typeNames[kind],
     jsonField: (column, field, kind) => {
       const text = sql`(${sql.ref(column)}::jsonb ->> ${field})`;
