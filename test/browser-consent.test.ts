@@ -102,7 +102,7 @@ test('implicit grant in the browser: the client page script reads the token from
   await page.waitForURL(`${callbackBase}/implicit#**`);
   await page.locator('#token:not(:text("waiting"))').waitFor();
   const token = (await page.locator('#token').textContent())!;
-  assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+  assert.match(token, /^[0-9a-f]{32}\.[A-Za-z0-9_-]{43}$/);
   assert.equal(await page.locator('#scope').textContent(), 'zoos:read');
   assert.equal(await page.locator('#state').textContent(), 'imp-2');
   const info = await introspect(server, token, web);

@@ -30,7 +30,7 @@ test('first start prints the demo credentials and curl commands that work as pri
   assert.ok(getToken.includes(`--cacert ${path.join(server.dataDir, 'tls', 'cert.pem')}`));
   const run = spawnSync('bash', ['-c', `set -e\n${getToken}\necho "TOKEN:$TOKEN"\n${listZoos} -s -w '\\nSTATUS:%{http_code}'`], { encoding: 'utf8', timeout: 30_000 });
   assert.equal(run.status, 0, run.stderr);
-  assert.match(run.stdout, /TOKEN:[A-Za-z0-9_-]{43}\n/);
+  assert.match(run.stdout, /TOKEN:[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\n/);
   assert.match(run.stdout, /STATUS:200$/);
 
   const file = path.join(server.dataDir, 'demo-credentials.json');

@@ -22,7 +22,7 @@ test('expired tokens, grants, sessions and throttle windows are purged; live one
     for (const [id, exp] of [['g-old', old], ['g-live', live]] as const)
       await db.insertInto('grants').values({ id, client_id: 'c', subject: 'user:1', scope: 'zoos:read', expires_at: exp, revoked_at: null, revoked_reason: null, created_at: old }).execute();
     for (const [hash, exp] of [['a-old', old], ['a-live', live]] as const)
-      await db.insertInto('access_tokens').values({ hash, grant_id: 'g-live', client_id: 'c', subject: 'user:1', scope: 'zoos:read', token_type: 'bearer', key_id: null, expires_at: exp, revoked_at: null, created_at: old }).execute();
+      await db.insertInto('access_tokens').values({ id: hash, hash, grant_id: 'g-live', client_id: 'c', subject: 'user:1', scope: 'zoos:read', token_type: 'bearer', key_id: null, expires_at: exp, revoked_at: null, created_at: old }).execute();
     for (const [hash, exp] of [['r-old', old], ['r-live', live]] as const)
       await db.insertInto('refresh_tokens').values({ hash, grant_id: 'g-live', client_id: 'c', scope: 'zoos:read', expires_at: exp, used_at: now, created_at: old }).execute();
     for (const [hash, exp] of [['s-old', old], ['s-live', live]] as const)

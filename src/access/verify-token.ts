@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { sha256 } from '../security/secrets.js';
+import { accessTokenKey, constantTimeEqual, type AccessTokenKey } from '../security/secrets.js';
 import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Caller } from './caller.js';
@@ -25,13 +25,13 @@ export class TokenVerifier {
 
   /** The caller the token stands for, or null when it is unknown, expired or revoked. */
   async verify(token: string): Promise<VerifiedToken | null> {
-    const hash = sha256(token);
+    const key = accessTokenKey(token);
     const now = Date.now();
-    const hit = this.cache.get(hash);
+    const hit = this.cache.get(key.hash);
     if (hit && now - hit.checkedAt < REVALIDATE_MS) return hit.token && hit.token.expiresAt > now ? hit.token : null;
-    const found = await activeAccessToken(this.ctx.store.db, hash, now);
+    const found = await activeAccessToken(this.ctx.store.db, key, now);
     if (this.cache.size >= MAX_CACHED) this.cache.clear();
-    this.cache.set(hash, { token: found, checkedAt: now });
+    this.cache.set(key.hash, { token: found, checkedAt: now });
     return found;
   }
 }
@@ -42,10 +42,8 @@ export class TokenVerifier {
  * neither revoked nor past the validity the user chose. Used by the resource side and by
  * introspection.
  */
-export async function activeAccessToken(db: Kysely<Database>, hash: string, now = Date.now()): Promise<VerifiedToken | null> {
-  let query = tokenQueries.get(db);
-  if (!query) tokenQueries.set(db, (query = tokenQuery(db, '')));
-  const row = (await db.executeQuery<TokenRow>({ ...query, parameters: [hash] })).rows[0];
+export async function activeAccessToken(db: Kysely<Database>, key: AccessTokenKey, now = Date.now()): Promise<VerifiedToken | null> {
+  const row = await storedAccessToken(db, key);
   if (!row || row.revoked_at !== null) return null;
   if (row.grant_id !== null && (row.grant_found === null || row.grant_revoked_at !== null)) return null;
   const expiresAt = row.grant_id !== null ? Math.min(Number(row.expires_at), Number(row.grant_expires_at)) : Number(row.expires_at);
@@ -63,17 +61,26 @@ export async function activeAccessToken(db: Kysely<Database>, hash: string, now 
   };
 }
 
+/** The stored row of an access token (whatever its state), found by selector and checked against the hash. */
+export async function storedAccessToken(db: Kysely<Database>, key: AccessTokenKey): Promise<TokenRow | null> {
+  let query = tokenQueries.get(db);
+  if (!query) tokenQueries.set(db, (query = tokenQuery(db, '')));
+  const row = (await db.executeQuery<TokenRow>({ ...query, parameters: [key.id] })).rows[0];
+  return row && constantTimeEqual(row.hash, key.hash) ? row : null;
+}
+
 /** Verification runs on every request: the query is built and compiled once per database. */
 const tokenQueries = new WeakMap<Kysely<Database>, CompiledQuery<TokenRow>>();
 type TokenRow = InferResult<ReturnType<typeof tokenQuery>>[number];
 
-function tokenQuery(db: Kysely<Database>, hash: string) {
+function tokenQuery(db: Kysely<Database>, id: string) {
   return db
     .selectFrom('access_tokens as a')
     // A removed client's tokens die with it, even one issued by an instance that still had it cached.
     .innerJoin('clients as c', 'c.id', 'a.client_id')
     .leftJoin('grants as g', 'g.id', 'a.grant_id')
     .select([
+      'a.id',
       'a.hash',
       'a.grant_id',
       'a.client_id',
@@ -88,6 +95,6 @@ function tokenQuery(db: Kysely<Database>, hash: string) {
       'g.expires_at as grant_expires_at',
       'g.revoked_at as grant_revoked_at',
     ])
-    .where('a.hash', '=', hash)
+    .where('a.id', '=', id)
     .compile();
 }

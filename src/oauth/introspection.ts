@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { sha256 } from '../security/secrets.js';
+import { accessTokenKey, sha256 } from '../security/secrets.js';
 import { authenticateClient, invalidClient } from './clients.js';
 import { bodyParams } from './params.js';
 import { noStore } from './token-endpoint.js';
-import { activeAccessToken } from '../access/verify-token.js';
+import { activeAccessToken, storedAccessToken } from '../access/verify-token.js';
 import { findGrant } from './tokens.js';
 import { issuerOf } from './metadata.js';
 
@@ -25,19 +25,20 @@ export function introspectionEndpoint(ctx: AppContext) {
     const hint = params.get('token_type_hint');
     const kinds = hint === 'refresh_token' ? [refresh, access] : [access, refresh];
     let result: Record<string, unknown> | null = null;
-    for (const kind of kinds) if ((result = await kind(sha256(token)))) break;
+    for (const kind of kinds) if ((result = await kind(token))) break;
     return reply.code(200).type('application/json; charset=utf-8').send(result ?? INACTIVE);
   };
 
-  async function access(hash: string): Promise<Record<string, unknown> | null> {
-    const known = await ctx.store.db.selectFrom('access_tokens').select('hash').where('hash', '=', hash).executeTakeFirst();
-    if (!known) return null;
-    const token = await activeAccessToken(ctx.store.db, hash);
+  async function access(presented: string): Promise<Record<string, unknown> | null> {
+    const key = accessTokenKey(presented);
+    if (!(await storedAccessToken(ctx.store.db, key))) return null;
+    const token = await activeAccessToken(ctx.store.db, key);
     if (!token) return INACTIVE;
     return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
   }
 
-  async function refresh(hash: string): Promise<Record<string, unknown> | null> {
+  async function refresh(presented: string): Promise<Record<string, unknown> | null> {
+    const hash = sha256(presented);
     const row = await ctx.store.db.selectFrom('refresh_tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
     if (!row) return null;
     const grant = await findGrant(ctx.store.db, row.grant_id);

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { sha256 } from '../security/secrets.js';
+import { accessTokenKey, sha256 } from '../security/secrets.js';
+import { storedAccessToken } from '../access/verify-token.js';
 import { audit } from './audit.js';
 import { authenticateClient } from './clients.js';
 import { bodyParams } from './params.js';
@@ -26,10 +27,10 @@ export function revocationEndpoint(ctx: AppContext) {
     return reply.code(200).type('application/json; charset=utf-8').send({});
 
     async function revokeAccess(): Promise<boolean> {
-      const row = await db.selectFrom('access_tokens').select(['client_id', 'subject', 'grant_id']).where('hash', '=', hash).executeTakeFirst();
+      const row = await storedAccessToken(db, accessTokenKey(token));
       if (!row) return false;
       if (row.client_id === client.id) {
-        await db.updateTable('access_tokens').set({ revoked_at: Date.now() }).where('hash', '=', hash).where('revoked_at', 'is', null).execute();
+        await db.updateTable('access_tokens').set({ revoked_at: Date.now() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
         audit(request.log, 'token.revoked', { client_id: client.id, subject: row.subject, grant_id: row.grant_id, reason: 'access token revoked by the client' });
       }
       return true;

@@ -4,14 +4,14 @@ import type { AppContext } from '../context.js';
 import type { Database } from '../store/schema.js';
 import { preparedInsert } from '../store/prepared-insert.js';
 import type { KeyRing } from '../security/keys.js';
-import { randomSecret, sha256 } from '../security/secrets.js';
+import { newAccessToken, randomSecret, sha256 } from '../security/secrets.js';
 import type { Client, TokenType } from './clients.js';
 import { formatScope } from './scopes.js';
 
-// Grants and the tokens issued from them. Tokens are opaque random strings (256 bits); only
-// their SHA-256 is stored. Every access token belongs to a grant, and a token is valid only
-// while both are unrevoked and unexpired — so revoking a grant kills every token issued from it
-// at once, on every instance (the resource side checks both rows on each request).
+// Grants and the tokens issued from them. Tokens are opaque random strings (256 bits; an access
+// token also carries a non-secret selector, see newAccessToken); only their SHA-256 is stored.
+// An access token issued under a grant is valid only while both are unrevoked and unexpired — so
+// revoking a grant kills every token issued from it at once, on every instance.
 
 /** The mac_key of a mac token, derived (never stored) from the server key it was issued under. */
 export async function deriveMacKey(keys: KeyRing, keyId: string, accessToken: string): Promise<string | null> {
@@ -122,7 +122,7 @@ export async function mintTokens(ctx: AppContext, req: IssueRequest): Promise<Mi
   const now = Date.now();
   const { auth } = ctx.config;
   const accessExpiresAt = Math.min(now + auth.accessTokenTtl * 1000, req.grant.expiresAt);
-  const accessToken = randomSecret(32);
+  const { token: accessToken, id: accessId, hash: accessHash } = newAccessToken();
   const tokenType = req.client.tokenType;
   const response: TokenResponse = {
     access_token: accessToken,
@@ -137,7 +137,8 @@ export async function mintTokens(ctx: AppContext, req: IssueRequest): Promise<Mi
     response.mac_algorithm = 'hmac-sha-256';
   }
   const access = {
-    hash: sha256(accessToken),
+    id: accessId,
+    hash: accessHash,
     grant_id: req.grant.id,
     client_id: req.client.id,
     subject: req.grant.subject,
@@ -166,6 +167,7 @@ export async function mintTokens(ctx: AppContext, req: IssueRequest): Promise<Mi
 }
 
 const insertAccessToken = preparedInsert('access_tokens', [
+  'id',
   'hash',
   'grant_id',
   'client_id',

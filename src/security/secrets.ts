@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomFillSync, timingSafeEqual, createHmac } from 'node:crypto';
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import { v7 as uuidv7 } from 'uuid';
 
 // Secrets at rest: passwords with argon2id; client secrets, codes, tokens and sessions only as
 // SHA-256 hashes. Every comparison of a secret with a stored value is constant-time.
@@ -22,6 +23,30 @@ export function randomSecret(bytes = 32): string {
   pool.fill(0, poolOffset, end);
   poolOffset = end;
   return secret;
+}
+
+/**
+ * Access tokens are `<selector>.<secret>`. The selector — a time-ordered UUIDv7 in hex, not a
+ * secret — is the stored row's key, so issuing a token appends to the key's index instead of
+ * writing a random page of it (the token endpoint's main write cost). The row holds only the
+ * SHA-256 of the whole token, compared in constant time after the lookup. A token issued before
+ * selectors existed (no dot) is keyed by its hash.
+ */
+export interface AccessTokenKey {
+  id: string;
+  hash: string;
+}
+
+export function newAccessToken(): AccessTokenKey & { token: string } {
+  const id = uuidv7().replaceAll('-', '');
+  const token = `${id}.${randomSecret(32)}`;
+  return { token, id, hash: sha256(token) };
+}
+
+export function accessTokenKey(token: string): AccessTokenKey {
+  const hash = sha256(token);
+  const dot = token.indexOf('.');
+  return { id: dot < 0 ? hash : token.slice(0, dot), hash };
 }
 
 /** The at-rest form of a high-entropy secret (token, code, client secret, session id). */

@@ -174,10 +174,41 @@ function coreMigrations(store: Store): Record<string, Migration> {
           .execute();
       },
     },
+    // Access tokens keyed by their selector (time-ordered) instead of their hash (random): issuing
+    // appends to the primary key. Existing tokens keep working: their key is their hash.
+    '0003_access_token_selector': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('access_tokens_next')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('hash', 'text', (c) => c.notNull())
+          .addColumn('grant_id', 'text')
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('token_type', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text')
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('revoked_at', t('integer') as 'bigint')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        const columns = ['hash', 'grant_id', 'client_id', 'subject', 'scope', 'token_type', 'key_id', 'expires_at', 'revoked_at', 'created_at'];
+        await db
+          .insertInto('access_tokens_next')
+          .columns(['id', ...columns])
+          .expression(db.selectFrom('access_tokens').select([sql.ref('hash').as('id'), ...columns]))
+          .execute();
+        await db.schema.dropTable('access_tokens').execute();
+        await db.schema.alterTable('access_tokens_next').renameTo('access_tokens').execute();
+        await db.schema.createIndex('access_tokens_grant').on('access_tokens').column('grant_id').where(sql.ref('grant_id'), 'is not', null).execute();
+        await db.schema.createIndex('access_tokens_expiry').on('access_tokens').column('expires_at').execute();
+      },
+    },
   };
 }
 
-export async function migrateCore(store: Store): Promise<string[]> {
+/** Applies gatehouse's migrations up to `target` (default: all of them); returns the names applied. */
+export async function migrateCore(store: Store, target?: string): Promise<string[]> {
   const migrations = coreMigrations(store);
   const provider: MigrationProvider = { getMigrations: async () => migrations };
   const migrator = new Migrator({
@@ -186,7 +217,7 @@ export async function migrateCore(store: Store): Promise<string[]> {
     migrationTableName: 'gatehouse_migrations',
     migrationLockTableName: 'gatehouse_migrations_lock',
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -64,6 +64,8 @@ export interface AuthorizationCodesTable {
 }
 
 export interface AccessTokensTable {
+  /** The token's selector (see accessTokenKey); for tokens issued before selectors, their hash. */
+  id: string;
   hash: string;
   grant_id: string | null;
   client_id: string;
