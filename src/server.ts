@@ -10,6 +10,7 @@ import { loadCertificate } from './http/tls.js';
 import { buildApp } from './http/app.js';
 import { KeyRing } from './security/keys.js';
 import { startSweeper } from './store/sweeper.js';
+import { listenForRevocations } from './access/revocation-notices.js';
 import { ensureDemoDeployment } from './oauth/demo.js';
 
 /** Opens the stores and brings the database up to date: what every command needs. */
@@ -67,11 +68,13 @@ export async function startServer(config: Config, out: (line: string) => void = 
   out([...lines, ...demoLines].join('\n'));
 
   ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
+  const stopNotices = listenForRevocations(ctx, (message) => app.log.warn(message));
   const stopSweeper = startSweeper(ctx, app.log);
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       stopSweeper();
+      await stopNotices();
       await app.close();
       await closeContext(ctx);
     })());

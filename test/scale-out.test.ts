@@ -54,6 +54,29 @@ test('a revocation on one instance is honoured by the other within one second', 
   assert.equal((await b.json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status, 401);
 });
 
+test('with Redis, a revocation on one instance empties the other instance’s cache at once', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-app');
+  // The other instance cached its check at `warmed`; without a notice it would keep answering
+  // 200 for up to 500 ms. A round that took longer than that proves nothing and is repeated.
+  for (let round = 0; round < 5; round++) {
+    const { body } = await requestToken(a, 'scale-app', 'zoos:read');
+    assert.equal((await b.json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status, 200);
+    const warmed = Date.now();
+    const revoked = await a.fetch('/oauth/revocation', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic('scale-app', secretOf('scale-app')) },
+      body: `token=${encodeURIComponent(body.access_token)}`,
+    });
+    assert.equal(revoked.status, 200);
+    await new Promise((r) => setTimeout(r, 50)); // the notice travels through Redis
+    const after = await b.json('GET', '/v1/zoos', undefined, bearer(body.access_token));
+    if (Date.now() - warmed >= 450) continue;
+    assert.equal(after.status, 401, 'refused while the cached check was still fresh: the notice emptied the cache');
+    return;
+  }
+  assert.fail('every round took longer than the cache interval; the machine is too slow to tell');
+});
+
 test('the request quota is counted across instances (Redis)', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
   registerClient(a, 'scale-app');
   const { body } = await requestToken(a, 'scale-app', 'zoos:read');

@@ -1,12 +1,14 @@
 import type { AppContext } from '../context.js';
+import { onRevocation } from './revocation-notices.js';
 import { accessTokenKey, constantTimeEqual, type AccessTokenKey } from '../security/secrets.js';
 import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Caller } from './caller.js';
 
-// Access token verification for the resource side: one indexed lookup of the token's hash joined
-// with its grant. Results are cached for at most REVALIDATE_MS, so a revocation anywhere (any
-// instance, or the separate auth process) is honoured everywhere within a second.
+// Access token verification for the resource side: one indexed lookup of the token's selector
+// joined with its client and grant. Results are cached for at most REVALIDATE_MS, so a revocation
+// anywhere (any instance, or the separate auth process) is honoured everywhere within a second —
+// at once where it is announced (revocation-notices.ts: this process, and every instance with Redis).
 
 export const REVALIDATE_MS = 500;
 const MAX_CACHED = 10_000;
@@ -21,7 +23,9 @@ type Entry = { token: VerifiedToken | null; checkedAt: number };
 export class TokenVerifier {
   private cache = new Map<string, Entry>();
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AppContext) {
+    onRevocation(ctx, () => this.cache.clear());
+  }
 
   /** The caller the token stands for, or null when it is unknown, expired or revoked. */
   async verify(token: string): Promise<VerifiedToken | null> {

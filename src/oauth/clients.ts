@@ -5,6 +5,7 @@ import { OAuthError } from '../http/errors.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../security/secrets.js';
 import type { Params } from './params.js';
 import { revokeAllOf, type Revoked } from './tokens.js';
+import { announceRevocation, onRevocation } from '../access/revocation-notices.js';
 
 // Registered clients: who they are, where they may be redirected, which grants they may use,
 // and how they prove their identity at the token, revocation and introspection endpoints.
@@ -49,7 +50,11 @@ const clientCaches = new WeakMap<object, Map<string, { client: Client; at: numbe
 export async function findClient(ctx: AppContext, id: string): Promise<Client | null> {
   const now = Date.now();
   let clientCache = clientCaches.get(ctx.store);
-  if (!clientCache) clientCaches.set(ctx.store, (clientCache = new Map()));
+  if (!clientCache) {
+    const cache = (clientCache = new Map());
+    clientCaches.set(ctx.store, cache);
+    onRevocation(ctx, () => cache.clear());
+  }
   const cached = clientCache.get(id);
   if (cached && now - cached.at < CLIENT_CACHE_MS) return cached.client;
   const row = await ctx.store.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
@@ -70,7 +75,7 @@ export async function removeClient(ctx: AppContext, id: string): Promise<Revoked
     if (Number(gone.numDeletedRows) === 0) return null;
     return revokeAllOf(trx, { clientId: id }, 'client removed');
   });
-  clientCaches.get(ctx.store)?.delete(id);
+  if (revoked) await announceRevocation(ctx);
   return revoked;
 }
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { accessTokenKey, sha256 } from '../security/secrets.js';
 import { storedAccessToken } from '../access/verify-token.js';
+import { announceRevocation } from '../access/revocation-notices.js';
 import { audit } from './audit.js';
 import { authenticateClient } from './clients.js';
 import { bodyParams } from './params.js';
@@ -31,6 +32,7 @@ export function revocationEndpoint(ctx: AppContext) {
       if (!row) return false;
       if (row.client_id === client.id) {
         await db.updateTable('access_tokens').set({ revoked_at: Date.now() }).where('id', '=', row.id).where('revoked_at', 'is', null).execute();
+        await announceRevocation(ctx);
         audit(request.log, 'token.revoked', { client_id: client.id, subject: row.subject, grant_id: row.grant_id, reason: 'access token revoked by the client' });
       }
       return true;
@@ -40,7 +42,7 @@ export function revocationEndpoint(ctx: AppContext) {
       const row = await db.selectFrom('refresh_tokens').select(['client_id', 'grant_id']).where('hash', '=', hash).executeTakeFirst();
       if (!row) return false;
       if (row.client_id === client.id) {
-        await revokeGrant(db, row.grant_id, 'refresh token revoked by the client');
+        await revokeGrant(ctx, row.grant_id, 'refresh token revoked by the client');
         audit(request.log, 'grant.revoked', { client_id: client.id, grant_id: row.grant_id, reason: 'refresh token revoked by the client' });
       }
       return true;

@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../context.js';
 import type { Database } from '../store/schema.js';
 import { preparedInsert } from '../store/prepared-insert.js';
+import { announceRevocation } from '../access/revocation-notices.js';
 import type { KeyRing } from '../security/keys.js';
 import { newAccessToken, randomSecret, sha256 } from '../security/secrets.js';
 import type { Client, TokenType } from './clients.js';
@@ -64,15 +65,17 @@ export async function findGrant(db: Kysely<Database>, id: string) {
   return db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Revokes a grant and with it every access and refresh token issued from it. */
-export async function revokeGrant(db: Kysely<Database>, grantId: string, reason: string): Promise<boolean> {
-  const r = await db
+/** Revokes a grant and with it every access and refresh token issued from it, and announces it. */
+export async function revokeGrant(ctx: AppContext, grantId: string, reason: string): Promise<boolean> {
+  const r = await ctx.store.db
     .updateTable('grants')
     .set({ revoked_at: Date.now(), revoked_reason: reason })
     .where('id', '=', grantId)
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  const revoked = Number(r.numUpdatedRows) > 0;
+  if (revoked) await announceRevocation(ctx);
+  return revoked;
 }
 
 /** Whose grants and tokens to end: everything a client holds, or everything a subject authorized. */

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../context.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../security/secrets.js';
 import { revokeAllOf, type Revoked } from './tokens.js';
+import { announceRevocation } from '../access/revocation-notices.js';
 
 // Resource owners. A user's subject (the owner of what their tokens create) is `user:<id>`.
 
@@ -40,7 +41,7 @@ export async function listUsers(ctx: AppContext): Promise<User[]> {
  * records they own stay (owned by their subject, which no new user can take: ids are never reused).
  */
 export async function removeUser(ctx: AppContext, username: string): Promise<(Revoked & { user: User; sessions: number }) | null> {
-  return ctx.store.db.transaction().execute(async (trx) => {
+  const removed = await ctx.store.db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('users').select(['id', 'username', 'created_at']).where('username', '=', username).executeTakeFirst();
     if (!row) return null;
     await trx.deleteFrom('users').where('id', '=', row.id).execute();
@@ -48,6 +49,8 @@ export async function removeUser(ctx: AppContext, username: string): Promise<(Re
     const revoked = await revokeAllOf(trx, { subject: userSubject(row.id) }, 'user removed');
     return { ...revoked, sessions: Number(sessions.numDeletedRows), user: { id: row.id, username: row.username, createdAt: Number(row.created_at) } };
   });
+  if (removed) await announceRevocation(ctx);
+  return removed;
 }
 
 /** The user whose password this is, or null; an unknown user costs the same argon2 work. */

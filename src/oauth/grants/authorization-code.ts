@@ -24,7 +24,7 @@ export const authorizationCodeGrant: TokenGrant = {
 
     if (row.used_at !== null) {
       // Replay: whoever holds the code now, the tokens issued from it are no longer trusted.
-      if (row.grant_id) await revokeGrant(db, row.grant_id, 'code replayed');
+      if (row.grant_id) await revokeGrant(ctx, row.grant_id, 'code replayed');
       audit(request.log, 'code.replayed', { client_id: row.client_id, subject: row.subject, grant_id: row.grant_id, reason: `presented by ${client.id}` });
       throw invalidGrant('The authorization code was already used', { code: 'is unknown, expired or already used' });
     }
@@ -58,7 +58,7 @@ export const authorizationCodeGrant: TokenGrant = {
     });
     if (!response) {
       const used = await db.selectFrom('authorization_codes').select('grant_id').where('hash', '=', row.hash).executeTakeFirst();
-      if (used?.grant_id) await revokeGrant(db, used.grant_id, 'code replayed');
+      if (used?.grant_id) await revokeGrant(ctx, used.grant_id, 'code replayed');
       audit(request.log, 'code.replayed', { client_id: row.client_id, subject: row.subject, grant_id: used?.grant_id, reason: 'concurrent redemption' });
       throw invalidGrant('The authorization code was already used', { code: 'is unknown, expired or already used' });
     }

@@ -22,7 +22,7 @@ export const refreshTokenGrant: TokenGrant = {
     const grantRow = await findGrant(db, row.grant_id);
 
     if (row.used_at !== null) {
-      await revokeGrant(db, row.grant_id, 'refresh token reused');
+      await revokeGrant(ctx, row.grant_id, 'refresh token reused');
       audit(request.log, 'refresh.reused', { client_id: client.id, subject: grantRow?.subject, grant_id: row.grant_id, reason: 'a rotated refresh token was presented again' });
       throw invalidGrant('The refresh token was already used; the authorization is revoked');
     }
@@ -57,7 +57,7 @@ export const refreshTokenGrant: TokenGrant = {
       return saveTokens(trx, minted);
     });
     if (!response) {
-      await revokeGrant(db, row.grant_id, 'refresh token reused');
+      await revokeGrant(ctx, row.grant_id, 'refresh token reused');
       audit(request.log, 'refresh.reused', { client_id: client.id, subject: grant.subject, grant_id: grant.id, reason: 'concurrent refresh' });
       throw invalidGrant('The refresh token was already used; the authorization is revoked');
     }
