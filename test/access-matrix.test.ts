@@ -115,7 +115,7 @@ test('an expired token: 401 on every collection', async () => {
   }
 });
 
-test('the instance that revokes a token refuses it at once (its own cache is emptied, no wait)', async () => {
+test('a revoked token: 401 on every route at once (the revoking instance empties its cache)', async () => {
   const victim = await apiClient(server, 'owner-app');
   assert.equal((await victim.json('GET', records.zoos.ownUrl)).status, 200, 'the check is now cached');
   const res = await server.fetch(`${server.authUrl}/revocation`, {
@@ -127,22 +127,7 @@ test('the instance that revokes a token refuses it at once (its own cache is emp
     body: new URLSearchParams({ token: victim.token }).toString(),
   });
   assert.equal(res.status, 200);
-  assert.equal((await victim.json('GET', records.zoos.ownUrl)).status, 401);
-});
-
-test('a revoked token: 401 on every route within one second', async () => {
-  const victim = await apiClient(server, 'owner-app');
-  assert.equal((await victim.json('GET', records.zoos.ownUrl)).status, 200);
-  const res = await server.fetch(`${server.authUrl}/revocation`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`owner-app:${secretOf('owner-app')}`).toString('base64'),
-    },
-    body: new URLSearchParams({ token: victim.token }).toString(),
-  });
-  assert.equal(res.status, 200);
-  await new Promise((r) => setTimeout(r, 1000));
+  assert.equal((await victim.json('GET', records.zoos.ownUrl)).status, 401, 'no wait for the cache to expire');
   for (const c of collections)
     for (const [opName, op] of Object.entries(ops)) {
       const r = await send(victim, op, c);

@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { TEST_REDIS_URL, createPgDatabase, pgAvailable, redisAvailable, startServer, type TestServer } from './helpers/server.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 
@@ -132,4 +133,22 @@ test('maintenance mode through the database: 503 + Retry-After, /health reports 
   let status = 0;
   while (Date.now() < deadline && (status = (await a.json('GET', '/v1/zoos')).status) !== 200) await new Promise((r) => setTimeout(r, 100));
   assert.equal(status, 200);
+});
+
+test('PostgreSQL drops the server’s connections: the process stays up and the next requests are served', { skip }, async () => {
+  assert.equal((await a.json('GET', '/v1/zoos')).status, 200, 'the pool has open connections now');
+  const admin = new pg.Client({ connectionString: database!.url });
+  await admin.connect();
+  const killed = await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  await admin.end();
+  assert.ok(killed.rowCount! > 0, 'the server had connections to terminate');
+  // The dropped idle connections must not crash the process; the pool reconnects on demand.
+  let status = 0;
+  for (let i = 0; i < 20 && status !== 200; i++) {
+    status = (await a.json('GET', '/v1/zoos')).status;
+    if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(status, 200);
+  assert.equal(server.child.exitCode, null, 'still the same process');
+  assert.equal((await server.fetch('/health')).status, 200);
 });

@@ -109,6 +109,10 @@ async function openPostgres(url: string): Promise<Store> {
   const { Pool, types } = pg.default;
   types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit in 2^53)
   const pool = new Pool({ connectionString: url, max: Number(process.env.GATEHOUSE_PG_POOL ?? 10) });
+  // An idle connection that the server drops (restart, failover, pg_terminate_backend) is an
+  // 'error' on the pool; unheard, it would crash the process. The pool discards that connection
+  // and opens a new one when needed; a database that stays down shows in /health and as 5xx.
+  pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const typeNames: Record<ColumnKind, string> = {
     text: 'text',
