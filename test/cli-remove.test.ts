@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';
-import { addClient, addUser, authorizeUrl, basic, CookieJar, page, post, signIn, sleep, type RegisteredClient } from './helpers/oauth.js';
+import { addClient, addUser, authorizeUrl, basic, CookieJar, obtainCode, page, post, signIn, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { asBearer, assertApiError } from './helpers/tokens.js';
 
 let server: TestServer;
@@ -93,6 +93,8 @@ test('user remove: the grants they gave and their sessions end, their password s
   const jar = new CookieJar();
   const target = authorizeUrl({ response_type: 'code', client_id: app.client_id, redirect_uri: 'https://app.example/cb', scope: 'zoos:read', state: 's1' });
   await signIn(server, jar, target, 'carol', password);
+  // And a code she approved that the client has not redeemed yet.
+  const { code } = await obtainCode(server, { clientId: app.client_id, redirectUri: 'https://app.example/cb', username: 'carol', password, scope: 'zoos:read', jar });
 
   const removed = server.cli(['user', 'remove', 'carol']);
   assert.equal(removed.status, 0, removed.stderr);
@@ -108,6 +110,9 @@ test('user remove: the grants they gave and their sessions end, their password s
   const refreshed = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token }, { auth });
   assert.equal(refreshed.status, 400);
   assert.equal(refreshed.body.error, 'invalid_grant');
+  const redeemed = await post(server, 'token', { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb' }, { auth });
+  assert.equal(redeemed.status, 400, 'the unredeemed code was spent by the removal');
+  assert.equal(redeemed.body.error, 'invalid_grant');
   const relogin = await login('carol', password);
   assert.equal(relogin.status, 400);
   assert.equal(relogin.body.error, 'invalid_grant');
