@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomFillSync, timingSafeEqual, createHmac } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, timingSafeEqual, createHmac } from 'node:crypto';
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { v7 as uuidv7 } from 'uuid';
 
@@ -51,7 +51,8 @@ export function accessTokenKey(token: string): AccessTokenKey {
 
 /** The at-rest form of a high-entropy secret (token, code, client secret, session id). */
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
+  // One-shot hashing (node ≥ 20.12; engines requires 20.18): half the cost of createHash.
+  return hash('sha256', text, 'base64url');
 }
 
 export function hmacSha256(key: string | Buffer, text: string): string {
