@@ -5,18 +5,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
+import { FIXED_ZOO } from './fixed-zoo.js';
 
 const recorded = process.env.BENCH_RESPONSE_FILE
   ? (JSON.parse(readFileSync(process.env.BENCH_RESPONSE_FILE, 'utf8')) as { headers: Record<string, string>; body: string })
   : null;
-const body = recorded?.body ?? JSON.stringify({
-  id: '0190c7d2-9a4e-7c4b-8f3e-1a2b3c4d5e6f',
-  name: 'Bare Zoo',
-  city: 'Lisbon',
-  founded: 1884,
-  created_at: '2024-07-01T12:00:00.000Z',
-  updated_at: '2024-07-01T12:00:00.000Z',
-});
+const body = recorded?.body ?? JSON.stringify(FIXED_ZOO);
 
 const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
   req.on('data', () => undefined);

@@ -4,21 +4,14 @@
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
+import { FIXED_ZOO } from './fixed-zoo.js';
 
-const zoo = {
-  id: '0190c7d2-9a4e-7c4b-8f3e-1a2b3c4d5e6f',
-  name: 'Bare Zoo',
-  city: 'Lisbon',
-  founded: 1884,
-  created_at: '2024-07-01T12:00:00.000Z',
-  updated_at: '2024-07-01T12:00:00.000Z',
-};
 
 const app = Fastify({
   logger: false,
   serverFactory: (handler) => https.createServer({ cert: readFileSync(process.env.BENCH_CERT!), key: readFileSync(process.env.BENCH_KEY!) }, handler),
 });
-app.get('/v1/zoos/:id', async () => zoo);
+app.get('/v1/zoos/:id', async () => FIXED_ZOO);
 const address = await app.listen({ port: 0, host: '127.0.0.1' });
 console.log(`listening on ${address.replace(/^http:/, 'https:')}`);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

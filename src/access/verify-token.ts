@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { onRevocation } from './revocation-notices.js';
+import { RevalidatingCache } from './revalidating-cache.js';
 import { accessTokenKey, constantTimeEqual, type AccessTokenKey } from '../security/secrets.js';
 import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
@@ -18,24 +18,21 @@ export interface VerifiedToken extends Caller {
   issuedAt: number;
 }
 
-type Entry = { token: VerifiedToken | null; checkedAt: number };
-
 export class TokenVerifier {
-  private cache = new Map<string, Entry>();
+  private readonly cache: RevalidatingCache<VerifiedToken | null>;
 
   constructor(private readonly ctx: AppContext) {
-    onRevocation(ctx, () => this.cache.clear());
+    this.cache = new RevalidatingCache(ctx, REVALIDATE_MS, MAX_CACHED);
   }
 
   /** The caller the token stands for, or null when it is unknown, expired or revoked. */
   async verify(token: string): Promise<VerifiedToken | null> {
     const key = accessTokenKey(token);
     const now = Date.now();
-    const hit = this.cache.get(key.hash);
-    if (hit && now - hit.checkedAt < REVALIDATE_MS) return hit.token && hit.token.expiresAt > now ? hit.token : null;
+    const hit = this.cache.get(key.hash, now);
+    if (hit !== undefined) return hit && hit.expiresAt > now ? hit : null;
     const found = await activeAccessToken(this.ctx.store.db, key, now);
-    if (this.cache.size >= MAX_CACHED) this.cache.clear();
-    this.cache.set(key.hash, { token: found, checkedAt: now });
+    this.cache.set(key.hash, found, now);
     return found;
   }
 }
@@ -47,7 +44,11 @@ export class TokenVerifier {
  * introspection.
  */
 export async function activeAccessToken(db: Kysely<Database>, key: AccessTokenKey, now = Date.now()): Promise<VerifiedToken | null> {
-  const row = await storedAccessToken(db, key);
+  return activeFrom(await storedAccessToken(db, key), now);
+}
+
+/** activeAccessToken for a row already read (introspection tells "unknown" from "inactive"). */
+export function activeFrom(row: TokenRow | null, now = Date.now()): VerifiedToken | null {
   if (!row || row.revoked_at !== null) return null;
   if (row.grant_id !== null && (row.grant_found === null || row.grant_revoked_at !== null)) return null;
   const expiresAt = row.grant_id !== null ? Math.min(Number(row.expires_at), Number(row.grant_expires_at)) : Number(row.expires_at);

@@ -5,7 +5,8 @@ import { OAuthError } from '../http/errors.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../security/secrets.js';
 import type { Params } from './params.js';
 import { revokeAllOf, type Revoked } from './tokens.js';
-import { announceRevocation, onRevocation } from '../access/revocation-notices.js';
+import { announceRevocation } from '../access/revocation-notices.js';
+import { RevalidatingCache } from '../access/revalidating-cache.js';
 
 // Registered clients: who they are, where they may be redirected, which grants they may use,
 // and how they prove their identity at the token, revocation and introspection endpoints.
@@ -45,26 +46,18 @@ export function clientFromRow(row: ClientsTable): Client {
 // repeats while keeping a change made on another instance visible within a second.
 const CLIENT_CACHE_MS = 1000;
 const CLIENT_CACHE_MAX = 1000;
-const clientCaches = new WeakMap<object, Map<string, { client: Client; at: number }>>();
+const clientCaches = new WeakMap<AppContext, RevalidatingCache<Client>>();
 
 export async function findClient(ctx: AppContext, id: string): Promise<Client | null> {
   const now = Date.now();
-  let clientCache = clientCaches.get(ctx.store);
-  if (!clientCache) {
-    const cache = (clientCache = new Map());
-    clientCaches.set(ctx.store, cache);
-    onRevocation(ctx, () => cache.clear());
-  }
-  const cached = clientCache.get(id);
-  if (cached && now - cached.at < CLIENT_CACHE_MS) return cached.client;
+  let cache = clientCaches.get(ctx);
+  if (!cache) clientCaches.set(ctx, (cache = new RevalidatingCache(ctx, CLIENT_CACHE_MS, CLIENT_CACHE_MAX)));
+  const cached = cache.get(id, now);
+  if (cached !== undefined) return cached;
   const row = await ctx.store.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) {
-    clientCache.delete(id);
-    return null;
-  }
+  if (!row) return null; // not remembered: a client added a moment later is usable at once
   const client = clientFromRow(row);
-  if (clientCache.size >= CLIENT_CACHE_MAX) clientCache.clear();
-  clientCache.set(id, { client, at: now });
+  cache.set(id, client, now);
   return client;
 }
 

@@ -4,7 +4,7 @@ import { accessTokenKey, sha256 } from '../security/secrets.js';
 import { authenticateClient, invalidClient } from './clients.js';
 import { bodyParams } from './params.js';
 import { noStore } from './token-endpoint.js';
-import { activeAccessToken, storedAccessToken } from '../access/verify-token.js';
+import { activeFrom, storedAccessToken } from '../access/verify-token.js';
 import { findGrant } from './tokens.js';
 import { issuerOf } from './metadata.js';
 
@@ -30,9 +30,9 @@ export function introspectionEndpoint(ctx: AppContext) {
   };
 
   async function access(presented: string): Promise<Record<string, unknown> | null> {
-    const key = accessTokenKey(presented);
-    if (!(await storedAccessToken(ctx.store.db, key))) return null;
-    const token = await activeAccessToken(ctx.store.db, key);
+    const row = await storedAccessToken(ctx.store.db, accessTokenKey(presented));
+    if (!row) return null;
+    const token = activeFrom(row);
     if (!token) return INACTIVE;
     return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
   }

@@ -1,10 +1,9 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStore, type Store } from './dialect.js';
+import type { Store } from './dialect.js';
 import { migrateCore } from './migrations.js';
 import { accessTokenKey, newAccessToken, sha256 } from '../security/secrets.js';
 import { activeAccessToken } from '../access/verify-token.js';
-import { createPgDatabase, pgAvailable } from '../../test/helpers/server.js';
+import { testOnEachEngine } from '../../test/helpers/stores.js';
 
 // 0003 re-keys access tokens by selector: tokens issued before it must keep working.
 async function tokensSurviveTheSelectorMigration(store: Store) {
@@ -32,22 +31,4 @@ async function tokensSurviveTheSelectorMigration(store: Store) {
   assert.ok(newAccessToken().id > fresh.id);
 }
 
-test('0003 access token selector (SQLite): tokens issued before the migration keep working', async () => {
-  const store = await openStore('sqlite::memory:');
-  try {
-    await tokensSurviveTheSelectorMigration(store);
-  } finally {
-    await store.close();
-  }
-});
-
-test('0003 access token selector (PostgreSQL): tokens issued before the migration keep working', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
-  const database = await createPgDatabase();
-  const store = await openStore(database.url);
-  try {
-    await tokensSurviveTheSelectorMigration(store);
-  } finally {
-    await store.close();
-    await database.drop();
-  }
-});
+testOnEachEngine('0003 access token selector: tokens issued before the migration keep working', tokensSurviveTheSelectorMigration);

@@ -1,9 +1,8 @@
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStore, type Store } from './dialect.js';
+import type { Store } from './dialect.js';
 import { migrateCore } from './migrations.js';
 import { preparedInsert } from './prepared-insert.js';
-import { createPgDatabase, pgAvailable } from '../../test/helpers/server.js';
+import { testOnEachEngine } from '../../test/helpers/stores.js';
 
 const insertNonce = preparedInsert('nonces', ['key', 'expires_at']);
 
@@ -23,22 +22,4 @@ async function roundTrip(store: Store) {
   await assert.rejects(insertNonce(store.db, { key: 'first', expires_at: 40 }), 'a duplicate key is still refused');
 }
 
-test('preparedInsert binds each row in column order (SQLite)', async () => {
-  const store = await openStore('sqlite::memory:');
-  try {
-    await roundTrip(store);
-  } finally {
-    await store.close();
-  }
-});
-
-test('preparedInsert binds each row in column order (PostgreSQL)', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
-  const database = await createPgDatabase();
-  const store = await openStore(database.url);
-  try {
-    await roundTrip(store);
-  } finally {
-    await store.close();
-    await database.drop();
-  }
-});
+testOnEachEngine('preparedInsert binds each row in column order', roundTrip);
