@@ -111,8 +111,9 @@ test('user remove: the grants they gave and their sessions end, their password s
   assert.equal(refreshed.status, 400);
   assert.equal(refreshed.body.error, 'invalid_grant');
   const redeemed = await post(server, 'token', { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb' }, { auth });
-  assert.equal(redeemed.status, 400, 'the unredeemed code was spent by the removal');
+  assert.equal(redeemed.status, 400, 'the unredeemed code was deleted by the removal');
   assert.equal(redeemed.body.error, 'invalid_grant');
+  assert.equal(redeemed.body.error_description, 'Unknown authorization code', 'a deleted code, not a replay');
   const relogin = await login('carol', password);
   assert.equal(relogin.status, 400);
   assert.equal(relogin.body.error, 'invalid_grant');

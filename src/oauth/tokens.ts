@@ -88,7 +88,7 @@ export interface Revoked {
 
 /**
  * Ends every grant and access token of a client or subject at once (client or user removal), and
- * spends their unused authorization codes. Refresh tokens die with their grants. Runs in the
+ * deletes their unredeemed authorization codes. Refresh tokens die with their grants. Runs in the
  * caller's transaction; the resource side sees it within its revalidation interval.
  */
 export async function revokeAllOf(db: Kysely<Database>, holder: Holder, reason: string): Promise<Revoked> {
@@ -96,7 +96,8 @@ export async function revokeAllOf(db: Kysely<Database>, holder: Holder, reason: 
   const [column, value] = 'clientId' in holder ? (['client_id', holder.clientId] as const) : (['subject', holder.subject] as const);
   const grants = await db.updateTable('grants').set({ revoked_at: now, revoked_reason: reason }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
   const tokens = await db.updateTable('access_tokens').set({ revoked_at: now }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
-  await db.updateTable('authorization_codes').set({ used_at: now }).where(column, '=', value).where('used_at', 'is', null).execute();
+  // Codes not redeemed yet are deleted, not marked used: a later redemption is an unknown code, not a replay.
+  await db.deleteFrom('authorization_codes').where(column, '=', value).where('used_at', 'is', null).execute();
   return { grants: Number(grants.numUpdatedRows), accessTokens: Number(tokens.numUpdatedRows) };
 }
 
