@@ -43,6 +43,10 @@ export interface Address {
   parentId: string | null;
 }
 
+function sameValues(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
 export class Records {
   private readonly db: Kysely<any>;
 
@@ -136,12 +140,38 @@ export class Records {
     const parentFilter = query.filters.find((f) => f.field === model.parent?.field);
     const parentId = address.parentId ?? (parentFilter ? String(parentFilter.value) : null);
     if (parentId !== null) await this.requireParent(model, caller, parentId);
+    const filters = query.filters.filter((f) => f.field !== model.parent?.field);
+    // The values in the order the statements take them (the order of the where clauses below).
+    const values: unknown[] = [];
+    if (model.access === 'owner') values.push(caller.subject);
+    if (parentId !== null) values.push(parentId);
+    for (const f of filters) values.push(typeof f.value === 'boolean' ? Number(f.value) : f.value);
+
+    const shape = `${model.table}|${parentId !== null}|${filters.map((f) => f.field).join(',')}|${query.sortby}|${query.order}`;
+    let plan = this.listPlans.get(shape);
+    if (!plan) {
+      plan = this.listPlan(model, caller, parentId, filters, query);
+      // Cached only when Kysely placed the values where this method puts them.
+      if (sameValues(plan.page.parameters, [...values, query.limit, query.offset]) && sameValues(plan.count.parameters, values)) {
+        if (this.listPlans.size >= 500) this.listPlans.clear();
+        this.listPlans.set(shape, plan);
+      }
+    }
+    const rows = (await this.db.executeQuery<RecordRow>({ ...plan.page, parameters: [...values, query.limit, query.offset] })).rows;
+    // A short page that is not past the end tells the total without counting.
+    if (rows.length < query.limit && (rows.length > 0 || query.offset === 0)) return { rows, total: query.offset + rows.length };
+    const count = (await this.db.executeQuery<{ n: number | string }>({ ...plan.count, parameters: values })).rows[0];
+    return { rows, total: Number(count?.n ?? 0) };
+  }
+
+  /** Lists are built and compiled by Kysely once per shape (collection, filter fields, sort), then reused with new values. */
+  private readonly listPlans = new Map<string, { page: CompiledQuery; count: CompiledQuery }>();
+
+  private listPlan(model: CollectionModel, caller: Caller, parentId: string | null, filters: ListQuery['filters'], query: ListQuery) {
     let base = this.db.selectFrom(model.table);
     if (model.access === 'owner') base = base.where('owner', '=', caller.subject);
     if (parentId !== null) base = base.where('parent_id', '=', parentId);
-    for (const f of query.filters) {
-      if (f.field !== model.parent?.field) base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
-    }
+    for (const f of filters) base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
     const sortColumn = query.sortby === 'id' || query.sortby === 'created_at' || query.sortby === 'updated_at' ? query.sortby : `x_${query.sortby}`;
     let listing = base.select(RECORD_COLUMNS).limit(query.limit).offset(query.offset);
     // NULLs first ascending, last descending, on both engines; the id makes paging stable. The
@@ -153,11 +183,7 @@ export class Records {
         : listing
             .orderBy(sql`${sql.ref(sortColumn)} ${sql.raw(query.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}`)
             .orderBy('id', query.order);
-    const [rows, count] = await Promise.all([
-      listing.execute() as Promise<RecordRow[]>,
-      base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst(),
-    ]);
-    return { rows, total: Number((count as { n: number | string } | undefined)?.n ?? 0) };
+    return { page: listing.compile(), count: base.select((eb) => eb.fn.countAll().as('n')).compile() };
   }
 
   private columnsOf(model: CollectionModel, doc: Document): Record<string, unknown> {
