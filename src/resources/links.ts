@@ -10,6 +10,7 @@ export interface Link {
 
 const ID_MARK = 'GATEHOUSExIDxMARK';
 const PARENT_MARK = 'GATEHOUSExPARENTxMARK';
+const MARKS = new RegExp(`(${ID_MARK}|${PARENT_MARK})`);
 
 export class Links {
   readonly api: string;
@@ -58,19 +59,29 @@ export class Links {
    * rendering forRecord with placeholder ids: the links are defined in one place only.
    */
   forRecordJson(model: CollectionModel, id: string, parentId: string | null): string {
-    const key = `${model.name}\n${parentId === null ? '' : 'p'}\n${this.publicUrl()}`;
-    let template = this.templates.get(key);
-    if (!template) {
-      const text = JSON.stringify(this.forRecord(model, ID_MARK, parentId === null ? null : PARENT_MARK));
-      template = text.split(ID_MARK).map((part) => part.split(PARENT_MARK));
-      this.templates.set(key, template);
-    }
+    const { parts } = this.template(model, parentId !== null);
     const idText = encodeURIComponent(id);
     const parentText = parentId === null ? '' : encodeURIComponent(parentId);
-    return template.map((parts) => parts.join(parentText)).join(idText);
+    // parts alternates text and placeholders: text, mark, text, mark, …, text.
+    let out = parts[0];
+    for (let i = 1; i < parts.length; i += 2) out += (parts[i] === ID_MARK ? idText : parentText) + parts[i + 1];
+    return out;
   }
 
-  private readonly templates = new Map<string, string[][]>();
+  private readonly templates = new Map<CollectionModel, { url: string; parts: string[] }>();
+  private readonly nestedTemplates = new Map<CollectionModel, { url: string; parts: string[] }>();
+
+  private template(model: CollectionModel, nested: boolean): { url: string; parts: string[] } {
+    const url = this.publicUrl();
+    const cache = nested ? this.nestedTemplates : this.templates;
+    let template = cache.get(model);
+    if (template?.url !== url) {
+      const text = JSON.stringify(this.forRecord(model, ID_MARK, nested ? PARENT_MARK : null));
+      template = { url, parts: text.split(MARKS) };
+      cache.set(model, template);
+    }
+    return template;
+  }
 
   forCollections(): Record<string, Link> {
     const links: Record<string, Link> = { self: this.link('', `API v${this.version}`) };
