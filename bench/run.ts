@@ -231,23 +231,27 @@ async function main(): Promise<void> {
   if (!g.tokenEndpoint) log('  gatehouse POST /oauth/token is not available: the token endpoint comparison is skipped');
 
   if (diagnose) {
-    // The bare server again, answering gatehouse's own GET-by-id response (headers and body):
-    // how much of the gap is just the bytes gatehouse sends.
+    // The bare server again, answering gatehouse's own responses (headers and body) to a GET by
+    // id and to a filtered list: how much of each gap is just the bytes gatehouse sends.
     const agent = new Agent({ connect: { ca: readFileSync(g.certFile, 'utf8') } });
-    const sample = await fetch(g.server.url + byIdPaths[0], { headers: bearer, dispatcher: agent });
-    const headers: Record<string, string> = {};
-    for (const [k, v] of sample.headers) if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
-    const responseFile = path.join(work, 'gatehouse-response.json');
-    writeFileSync(responseFile, JSON.stringify({ headers, body: await sample.text() }));
+    const sameBytes = async (key: string, what: string, before: string, paths: string[], check: Target['check']) => {
+      const sample = await fetch(g.server.url + paths[0], { headers: bearer, dispatcher: agent });
+      const headers: Record<string, string> = {};
+      for (const [k, v] of sample.headers) if (!['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
+      const responseFile = path.join(work, `gatehouse-response-${key}.json`);
+      writeFileSync(responseFile, JSON.stringify({ headers, body: await sample.text() }));
+      const server = await startPeer(`bare-same-bytes-${key}`, 'bare.ts', { BENCH_RESPONSE_FILE: responseFile });
+      all.splice(all.findIndex((t) => t.key === before), 0, {
+        key: `bare-same-bytes-${key}`,
+        label: `bare node:https, gatehouse's response bytes (${what})`,
+        server,
+        work: { url: server.url, method: 'GET', headers: bearer, paths },
+        check,
+      });
+    };
+    await sameBytes('get', 'GET', 'gatehouse-get', byIdPaths, expectJson(isZoo, 'a zoo'));
+    await sameBytes('list', 'list', 'gatehouse-list', [`/v1/zoos?city=${encodeURIComponent(cities[0])}&limit=20`], expectJson(isPage, '20 zoos of the city'));
     await agent.close();
-    const sameBytes = await startPeer('bare-same-bytes', 'bare.ts', { BENCH_RESPONSE_FILE: responseFile });
-    all.splice(all.findIndex((t) => t.key === 'gatehouse-get'), 0, {
-      key: 'bare-same-bytes-get',
-      label: "bare node:https, gatehouse's response bytes (GET)",
-      server: sameBytes,
-      work: { url: sameBytes.url, method: 'GET', headers: bearer, paths: byIdPaths },
-      check: expectJson(isZoo, 'a zoo'),
-    });
   }
   const targets = all.filter((t) => wanted(t.key));
 
@@ -313,7 +317,13 @@ async function main(): Promise<void> {
     'token endpoint vs bare node:https POST': both('gatehouse-token', 'bare-post', fmtPct),
     ...(bareHttp ? { 'bare node:https vs bare node:http': both('bare-get', 'bare-http-get', fmtPct) } : {}),
     ...(fastify ? { 'minimal Fastify vs bare node:https': both('fastify-get', 'bare-get', fmtPct), 'GET by id vs minimal Fastify': both('gatehouse-get', 'fastify-get', fmtPct) } : {}),
-    ...(diagnose ? { "bare with gatehouse's bytes vs bare": both('bare-same-bytes-get', 'bare-get', fmtPct), "GET by id vs bare with gatehouse's bytes": both('gatehouse-get', 'bare-same-bytes-get', fmtPct) } : {}),
+    ...(diagnose
+      ? {
+          "bare with gatehouse's bytes vs bare": both('bare-same-bytes-get', 'bare-get', fmtPct),
+          "GET by id vs bare with gatehouse's bytes": both('gatehouse-get', 'bare-same-bytes-get', fmtPct),
+          "filtered list vs bare with gatehouse's list bytes": both('gatehouse-list', 'bare-same-bytes-list', fmtPct),
+        }
+      : {}),
   };
 
   log('\nresults (medians over the rounds; ratios are ratios of medians)\n');
