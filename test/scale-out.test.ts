@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { createPgDatabase, pgAvailable, redisAvailable, startServer, TEST_REDIS_URL, type TestServer } from './helpers/server.js';
 import { registerClient, requestToken, secretOf } from './helpers/tokens.js';
 import { basic } from './helpers/oauth.js';
+import { Redis } from 'ioredis';
 
 const available = pgAvailable && redisAvailable;
 let a: TestServer;
@@ -128,4 +129,32 @@ test('a MAC nonce used on one instance is a replay on the other', { skip: !avail
   // b listens on another port, so its MAC differs; the nonce alone is what is replayed.
   assert.equal(replay.status, 401);
   assert.match(replay.headers.get('www-authenticate')!, /replayed nonce/);
+});
+
+test('client remove through the CLI: the removal is announced on Redis and both instances refuse its tokens', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  registerClient(a, 'scale-removed');
+  const { body } = await requestToken(a, 'scale-removed', 'zoos:read');
+  for (const s of [a, b]) assert.equal((await s.json('GET', '/v1/zoos', undefined, bearer(body.access_token))).status, 200);
+  const listener = new Redis(TEST_REDIS_URL);
+  try {
+    const notices: string[] = [];
+    await listener.subscribe('gatehouse:revocations');
+    listener.on('message', (_channel, message) => notices.push(message));
+    const removed = a.cli(['client', 'remove', 'scale-removed']);
+    assert.equal(removed.status, 0, removed.stderr);
+    assert.equal(JSON.parse(removed.stdout).access_tokens_revoked, 1);
+    const deadline = Date.now() + 1000;
+    while (notices.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(notices.length, 1, 'the CLI announced the removal to every instance');
+  } finally {
+    listener.disconnect();
+  }
+  for (const s of [a, b]) {
+    const res = await s.json('GET', '/v1/zoos', undefined, bearer(body.access_token));
+    assert.equal(res.status, 401, 'the removed client’s token is refused');
+    assert.match(res.headers.get('www-authenticate')!, /invalid_token/);
+  }
+  const again = await requestToken(b, 'scale-removed', 'zoos:read');
+  assert.equal(again.status, 401, 'its secret no longer gets tokens');
+  assert.equal(again.body.error, 'invalid_client');
 });
