@@ -1,5 +1,6 @@
-// gatehouse client remove / user remove against a running server: what was issued stops working
-// within the revalidation bound (one second), the credentials stop working, nothing else changes.
+// gatehouse client remove / user remove / client rotate-secret against a running server: what was
+// issued stops working within the revalidation bound (one second), the credentials stop working,
+// nothing else changes (a rotated secret leaves the issued tokens alone).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';
@@ -72,6 +73,41 @@ test('client remove: a token issued after the removal by a server that still had
   } else {
     assert.equal(late.status, 401);
   }
+});
+
+test('client rotate-secret: the new secret is printed once and works, the old one stops, issued tokens stay valid', async () => {
+  const app = addClient(server, 'rotating', ['--grant', 'client_credentials']);
+  const before = await clientCredentialsToken(app);
+  assert.equal(before.status, 200);
+  const api = asBearer(server, before.body.access_token);
+
+  const rotated = server.cli(['client', 'rotate-secret', 'rotating']);
+  assert.equal(rotated.status, 0, rotated.stderr);
+  const out = JSON.parse(rotated.stdout);
+  assert.equal(out.client_id, 'rotating');
+  assert.match(out.client_secret, /^[A-Za-z0-9_-]{43}$/);
+  assert.notEqual(out.client_secret, app.client_secret);
+  assert.equal(server.cli(['client', 'list']).stdout.includes(out.client_secret), false, 'never shown again');
+
+  const renewed = { ...app, client_secret: out.client_secret };
+  assert.equal((await clientCredentialsToken(renewed)).status, 200, 'the new secret works at once');
+  await eventually('the old secret is refused', async () => (await clientCredentialsToken(app)).status === 401);
+  assert.equal((await clientCredentialsToken(app)).body.error, 'invalid_client');
+  assert.equal((await api.json('GET', '/v1/zoos')).status, 200, 'a token issued before the rotation still works');
+
+  const chosen = server.cli(['client', 'rotate-secret', 'rotating', '--secret', 'a-chosen-secret-of-some-length']);
+  assert.equal(chosen.status, 0, chosen.stderr);
+  assert.equal(JSON.parse(chosen.stdout).client_secret, 'a-chosen-secret-of-some-length');
+  assert.equal((await clientCredentialsToken({ ...app, client_secret: 'a-chosen-secret-of-some-length' })).status, 200);
+
+  const missing = server.cli(['client', 'rotate-secret', 'nobody']);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /there is no client "nobody"/);
+  addClient(server, 'spa', ['--public', '--grant', 'authorization_code', '--redirect-uri', 'https://spa.example/cb']);
+  const publicClient = server.cli(['client', 'rotate-secret', 'spa']);
+  assert.notEqual(publicClient.status, 0);
+  assert.match(publicClient.stderr, /public: it has no secret/);
+  assert.equal(publicClient.stdout, '');
 });
 
 test('user remove: the grants they gave and their sessions end, their password stops working, their records stay', async () => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { GRANT_TYPES, describeClient, findClient, listClients, registerClient, removeClient, type GrantType } from '../oauth/clients.js';
+import { GRANT_TYPES, PublicClientError, describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, type GrantType } from '../oauth/clients.js';
 import { parseScope, scopeUniverse } from '../oauth/scopes.js';
 import { CliError, withCommonOptions, withContext, type CommonOptions } from './common.js';
 
@@ -91,6 +91,25 @@ export function clientCommand(program: Command): void {
         const revoked = await removeClient(ctx, id);
         if (!revoked) throw new CliError(`there is no client "${id}"`);
         console.log(JSON.stringify({ client_id: id, removed: true, grants_revoked: revoked.grants, access_tokens_revoked: revoked.accessTokens }, null, 2));
+      });
+    });
+
+  withCommonOptions(client.command('rotate-secret <client_id>'))
+    .description('give a confidential client a new secret, printed once; the old one stops working within a second (issued tokens stay valid)')
+    .option('--secret <secret>', 'the new secret (default: a strong generated one)')
+    .action(async (id: string, opts: CommonOptions & { secret?: string }) => {
+      if (opts.secret !== undefined && opts.secret.length < 16)
+        process.stderr.write('gatehouse: warning: a --secret shorter than 16 characters is easy to guess; omit it to get a generated one\n');
+      await withContext(opts, async (ctx) => {
+        let rotated;
+        try {
+          rotated = await rotateClientSecret(ctx, id, opts.secret);
+        } catch (e) {
+          if (e instanceof PublicClientError) throw new CliError(e.message);
+          throw e;
+        }
+        if (!rotated) throw new CliError(`there is no client "${id}"`);
+        console.log(JSON.stringify({ ...describeClient(rotated.client), client_secret: rotated.secret }, null, 2));
       });
     });
 

@@ -48,11 +48,12 @@ const CLIENT_CACHE_MS = 1000;
 const CLIENT_CACHE_MAX = 1000;
 const clientCaches = new WeakMap<AppContext, RevalidatingCache<Client>>();
 
-export async function findClient(ctx: AppContext, id: string): Promise<Client | null> {
+/** The registered client; `fresh` reads past the cache (a secret that does not match the cached one may be new). */
+export async function findClient(ctx: AppContext, id: string, fresh = false): Promise<Client | null> {
   const now = Date.now();
   let cache = clientCaches.get(ctx);
   if (!cache) clientCaches.set(ctx, (cache = new RevalidatingCache(ctx, CLIENT_CACHE_MS, CLIENT_CACHE_MAX)));
-  const cached = cache.get(id, now);
+  const cached = fresh ? undefined : cache.get(id, now);
   if (cached !== undefined) return cached;
   const row = await ctx.store.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) return null; // not remembered: a client added a moment later is usable at once
@@ -105,6 +106,28 @@ export async function registerClient(ctx: AppContext, input: NewClient): Promise
   };
   await ctx.store.db.insertInto('clients').values(row).execute();
   return { client: clientFromRow(row), secret };
+}
+
+/**
+ * Gives a confidential client a new secret. The old one stops working within the client cache's
+ * second on every instance, at once where the notice reaches it (this process; every instance
+ * with Redis), as for a revocation. Tokens already issued stay valid: to end them too, remove
+ * the client. Null when there is no such client.
+ */
+export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: string): Promise<{ client: Client; secret: string } | null> {
+  const row = await ctx.store.db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  if (row.public === 1) throw new PublicClientError(id);
+  const secret = chosen ?? randomSecret(32);
+  await ctx.store.db.updateTable('clients').set({ secret_hash: sha256(secret) }).where('id', '=', id).execute();
+  await announceRevocation(ctx);
+  return { client: clientFromRow({ ...row, secret_hash: sha256(secret) }), secret };
+}
+
+export class PublicClientError extends Error {
+  constructor(readonly clientId: string) {
+    super(`client "${clientId}" is public: it has no secret`);
+  }
 }
 
 /** What a client looks like to its owner (CLI output): never the secret hash. */
@@ -200,7 +223,10 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
     if (method !== 'none') throw invalidClient('A public client has no secret', { client_secret: 'a public client has none' });
     return { client, method };
   }
-  if (presented === null || client.secretHash === null || !constantTimeEqual(presented, client.secretHash))
-    throw invalidClient('Unknown client or bad credentials');
-  return { client, method };
+  const matches = (c: Client | null) => presented !== null && c?.secretHash != null && constantTimeEqual(presented, c.secretHash);
+  if (matches(client)) return { client, method };
+  // The cached client may predate a secret rotation: the new secret works at once.
+  const current = presented === null ? null : await findClient(ctx, id, true);
+  if (current && !current.public && current.secretHash !== client.secretHash && matches(current)) return { client: current, method };
+  throw invalidClient('Unknown client or bad credentials');
 }
