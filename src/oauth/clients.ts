@@ -119,9 +119,10 @@ export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: s
   if (!row) return null;
   if (row.public === 1) throw new PublicClientError(id);
   const secret = chosen ?? randomSecret(32);
-  await ctx.store.db.updateTable('clients').set({ secret_hash: sha256(secret) }).where('id', '=', id).execute();
+  const secretHash = sha256(secret);
+  await ctx.store.db.updateTable('clients').set({ secret_hash: secretHash }).where('id', '=', id).execute();
   await announceRevocation(ctx);
-  return { client: clientFromRow({ ...row, secret_hash: sha256(secret) }), secret };
+  return { client: clientFromRow({ ...row, secret_hash: secretHash }), secret };
 }
 
 export class PublicClientError extends Error {
@@ -223,10 +224,12 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
     if (method !== 'none') throw invalidClient('A public client has no secret', { client_secret: 'a public client has none' });
     return { client, method };
   }
-  const matches = (c: Client | null) => presented !== null && c?.secretHash != null && constantTimeEqual(presented, c.secretHash);
-  if (matches(client)) return { client, method };
-  // The cached client may predate a secret rotation: the new secret works at once.
-  const current = presented === null ? null : await findClient(ctx, id, true);
-  if (current && !current.public && current.secretHash !== client.secretHash && matches(current)) return { client: current, method };
+  if (presented !== null) {
+    const matches = (c: Client) => c.secretHash !== null && constantTimeEqual(presented, c.secretHash);
+    if (matches(client)) return { client, method };
+    // The cached client may predate a secret rotation: the new secret works at once.
+    const current = await findClient(ctx, id, true);
+    if (current && matches(current)) return { client: current, method };
+  }
   throw invalidClient('Unknown client or bad credentials');
 }
