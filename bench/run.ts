@@ -9,7 +9,8 @@
 // BENCH_ONLY (comma-separated target keys), BENCH_DIAGNOSE=1 (also measure a bare node:http
 // server, a minimal Fastify app, and the bare server answering gatehouse's exact response bytes),
 // BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
-// BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build).
+// BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build),
+// BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -29,6 +30,7 @@ import {
   restartGatehouse,
   filteredListQueryPlan,
   seedZoos,
+  startBaseline,
   startGatehouse,
   type Gatehouse,
 } from './lib/gatehouse.js';
@@ -185,6 +187,8 @@ async function main(): Promise<void> {
   const fastify = diagnose ? await startPeer('fastify', 'fastify.ts') : null;
   const jsonServer = await startPeer('json-server', 'json-server.ts', { BENCH_DB: dbFile, BENCH_PROTOCOL: JSON_SERVER_PROTOCOL });
   const oidc = await startPeer('oidc-provider', 'oidc-provider.ts', { BENCH_CLIENT_ID: CLIENT_ID, BENCH_CLIENT_SECRET: CLIENT_SECRET });
+  const baseline = env.BENCH_BASELINE_CLI ? await startBaseline(g, work, env.BENCH_BASELINE_CLI) : null;
+  if (baseline) log(`  baseline build ${env.BENCH_BASELINE_CLI} on the same data: ${baseline.url}`);
 
   // --- the workloads ----------------------------------------------------------------------
   // The same 1,000 ids and the 50 cities, in the same order, for every server; the same
@@ -225,6 +229,12 @@ async function main(): Promise<void> {
     { key: 'bare-post', label: 'bare node:https, fixed JSON (POST form)', server: bare, work: { url: bare.url, method: 'POST', headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') },
     ...(g.tokenEndpoint
       ? [{ key: 'gatehouse-token', label: 'gatehouse POST /oauth/token (client_credentials)', server: g.server, work: { url: g.server.url, method: 'POST' as const, headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson(isToken, 'a token response') }]
+      : []),
+    ...(baseline
+      ? [
+          { key: 'baseline-get', label: 'baseline build GET /v1/zoos/{id} (bearer)', server: baseline, work: { url: baseline.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
+          { key: 'baseline-token', label: 'baseline build POST /oauth/token (client_credentials)', server: baseline, work: { url: baseline.url, method: 'POST' as const, headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson(isToken, 'a token response') },
+        ]
       : []),
     { key: 'oidc-token', label: 'oidc-provider POST /token (client_credentials)', server: oidc, work: { url: oidc.url, method: 'POST', headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/token'] }, check: expectJson(isToken, 'a token response') },
   ];
@@ -310,6 +320,14 @@ async function main(): Promise<void> {
   const tokVsOidc = ratio('gatehouse-token', 'oidc-token');
   add('client_credentials tokens/s vs oidc-provider', 'issue 3', tokVsOidc, fmtRatio, '≥ 2×', tokVsOidc >= 2, cpuRatio('gatehouse-token', 'oidc-token'));
   add('filtered list query uses an index', 'issue 2', planUsesIndex ? 1 : 0, (n) => (n ? 'SEARCH … USING INDEX' : 'SCAN'), 'no full scan', planUsesIndex);
+  if (baseline) {
+    // Server CPU per request of this build over the baseline's (1.00 = the same cost; above = more).
+    const cost = (a: string, b: string) => (by.get(a)?.cpuPerRequest ?? NaN) / (by.get(b)?.cpuPerRequest ?? NaN);
+    const getCost = cost('gatehouse-get', 'baseline-get');
+    add('GET by id server CPU/req vs the baseline build', 'issue 10', getCost, fmtRatio, '≤ 1.05×', getCost <= 1.05);
+    const tokenCost = cost('gatehouse-token', 'baseline-token');
+    add('token endpoint server CPU/req vs the baseline build', 'issue 10', tokenCost, fmtRatio, '≤ 1.05×', tokenCost <= 1.05);
+  }
   const both = (a: string, b: string, fmt: (n: number) => string) => `${fmt(ratio(a, b))} (by CPU/req ${fmt(cpuRatio(a, b))})`;
   const info = {
     'filtered list vs bare node:https': both('gatehouse-list', 'bare-get', fmtPct),

@@ -33,15 +33,15 @@ after(async () => {
 test('a user grants zoos:read for 1 hour in the browser; the client gets exactly that', async () => {
   addUser(server, 'alice', 'alice-password-1');
   // The user's own zoos, created through a first-party app using the password grant.
-  addClient(server, 'first-party', ['--secret', 'fp-secret', '--grant', 'password']);
-  const own = await post(server, 'token', { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'zoos:write zoos:read' }, { auth: basic('first-party', 'fp-secret') });
+  addClient(server, 'first-party', ['--secret', 'fp-secret-0123456789abcdef0123456789', '--grant', 'password']);
+  const own = await post(server, 'token', { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'zoos:write zoos:read' }, { auth: basic('first-party', 'fp-secret-0123456789abcdef0123456789') });
   assert.equal(own.status, 200, JSON.stringify(own.body));
   const created = await server.json('POST', '/v1/zoos', { name: "Alice's zoo", city: 'Utrecht' }, { authorization: `Bearer ${own.body.access_token}` });
   assert.equal(created.status, 201);
   const other = await server.json('POST', '/v1/orders', { item: 'tickets', quantity: 2 }, { authorization: `Bearer ${own.body.access_token}` });
   assert.equal(other.status, 403, 'the first-party token has no orders scope');
 
-  addClient(server, 'zoo-viewer', ['--name', 'Zoo Viewer', '--secret', 'viewer-secret', '--grant', 'authorization_code', '--redirect-uri', `${callbackBase}/cb`]);
+  addClient(server, 'zoo-viewer', ['--name', 'Zoo Viewer', '--secret', 'viewer-secret-0123456789abcdef0123456789', '--grant', 'authorization_code', '--redirect-uri', `${callbackBase}/cb`]);
   const context = await browser.newContext({ ignoreHTTPSErrors: true });
   const page = await context.newPage();
   const authorize = new URLSearchParams({ response_type: 'code', client_id: 'zoo-viewer', redirect_uri: `${callbackBase}/cb`, scope: 'zoos:read zoos:write orders:read', state: 'e2e' });
@@ -58,7 +58,7 @@ test('a user grants zoos:read for 1 hour in the browser; the client gets exactly
   assert.equal(params.get('state'), 'e2e');
   await context.close();
 
-  const token = await post(server, 'token', { grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: `${callbackBase}/cb` }, { auth: basic('zoo-viewer', 'viewer-secret') });
+  const token = await post(server, 'token', { grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: `${callbackBase}/cb` }, { auth: basic('zoo-viewer', 'viewer-secret-0123456789abcdef0123456789') });
   assert.equal(token.status, 200, JSON.stringify(token.body));
   assert.equal(token.body.scope, 'zoos:read');
   assert.ok(token.body.expires_in <= 3600);
@@ -77,7 +77,7 @@ test('a user grants zoos:read for 1 hour in the browser; the client gets exactly
   const orders = await server.json('GET', '/v1/orders', undefined, auth);
   assert.equal(orders.status, 403);
 
-  const revoked = await post(server, 'revocation', { token: token.body.access_token }, { auth: basic('zoo-viewer', 'viewer-secret') });
+  const revoked = await post(server, 'revocation', { token: token.body.access_token }, { auth: basic('zoo-viewer', 'viewer-secret-0123456789abcdef0123456789') });
   assert.equal(revoked.status, 200);
   await new Promise((r) => setTimeout(r, 1000));
   const after = await server.json('GET', '/v1/zoos', undefined, auth);

@@ -86,10 +86,10 @@ test('client add: prints the client with a generated secret once; only its SHA-2
 });
 
 test('client add: --secret, --public, --token-type mac, and every scope when --scope is absent', () => {
-  const chosen = cli(['client', 'add', 'svc', '--secret', 'a-long-chosen-secret-value', '--grant', 'client_credentials', '--token-type', 'mac']);
+  const chosen = cli(['client', 'add', 'svc', '--secret', 'a-long-chosen-secret-value-of-40-characters', '--grant', 'client_credentials', '--token-type', 'mac']);
   assert.equal(chosen.status, 0, chosen.stderr);
   const svc = JSON.parse(chosen.stdout);
-  assert.equal(svc.client_secret, 'a-long-chosen-secret-value');
+  assert.equal(svc.client_secret, 'a-long-chosen-secret-value-of-40-characters');
   assert.equal(svc.token_type, 'mac');
   assert.equal(svc.scope, null);
   const pub = cli(['client', 'add', 'mobile', '--public', '--grant', 'authorization_code', '--redirect-uri', 'com.example.app:/oauth']);
@@ -103,10 +103,11 @@ test('client add refuses what cannot work or would be unsafe', () => {
   const cases: [string[], RegExp][] = [
     [['client', 'add', 'shop', '--grant', 'client_credentials'], /already exists/],
     [['client', 'add', 'x1', '--grant', 'authorization_code'], /redirect-uri/],
-    [['client', 'add', 'x2', '--grant', 'teleport'], /--grant teleport/],
-    [['client', 'add', 'x3'], /at least one --grant/],
+    [['client', 'add', 'x2', '--grant', 'teleport'], /--grant: teleport is not one of/],
+    [['client', 'add', 'x3'], /--grant: give at least one grant/],
     [['client', 'add', 'x4', '--public', '--grant', 'client_credentials'], /public client cannot use client_credentials/],
-    [['client', 'add', 'x5', '--public', '--secret', 'abcdefghijklmnopq', '--grant', 'password'], /no --secret/],
+    [['client', 'add', 'x5', '--public', '--secret', 'abcdefghijklmnopq', '--grant', 'password'], /--secret: a public client has no secret/],
+    [['client', 'add', 'x12', '--secret', 'only-31-characters-long-secret!', '--grant', 'client_credentials'], /--secret: must have at least 32 characters/],
     [['client', 'add', 'x6', '--grant', 'implicit', '--redirect-uri', 'https://a.example/cb#frag'], /fragment/],
     [['client', 'add', 'x7', '--grant', 'implicit', '--redirect-uri', 'http://a.example/cb'], /plain http/],
     [['client', 'add', 'x8', '--grant', 'implicit', '--redirect-uri', 'not a uri'], /absolute/],

@@ -95,10 +95,10 @@ test('client rotate-secret: the new secret is printed once and works, the old on
   assert.equal((await clientCredentialsToken(app)).body.error, 'invalid_client');
   assert.equal((await api.json('GET', '/v1/zoos')).status, 200, 'a token issued before the rotation still works');
 
-  const chosen = server.cli(['client', 'rotate-secret', 'rotating', '--secret', 'a-chosen-secret-of-some-length']);
+  const chosen = server.cli(['client', 'rotate-secret', 'rotating', '--secret', 'a-chosen-secret-of-some-length-over-32-chars']);
   assert.equal(chosen.status, 0, chosen.stderr);
-  assert.equal(JSON.parse(chosen.stdout).client_secret, 'a-chosen-secret-of-some-length');
-  assert.equal((await clientCredentialsToken({ ...app, client_secret: 'a-chosen-secret-of-some-length' })).status, 200);
+  assert.equal(JSON.parse(chosen.stdout).client_secret, 'a-chosen-secret-of-some-length-over-32-chars');
+  assert.equal((await clientCredentialsToken({ ...app, client_secret: 'a-chosen-secret-of-some-length-over-32-chars' })).status, 200);
 
   const missing = server.cli(['client', 'rotate-secret', 'nobody']);
   assert.notEqual(missing.status, 0);

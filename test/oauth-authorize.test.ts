@@ -186,9 +186,12 @@ test('a code is bound to its redirect_uri at the token endpoint', async () => {
   const wrong = await exchange(code, { redirect_uri: WEB_OTHER });
   assert.equal(wrong.status, 400);
   assert.equal(wrong.body.error, 'invalid_grant');
+  // RFC 6749 §4.1.3 / §5.2: the authorization request had one, so its absence is a missing parameter.
   const missing = await exchange(code);
-  assert.equal(missing.body.error, 'invalid_grant');
-  assert.equal((await exchange(code, { redirect_uri: WEB_CB })).status, 200);
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.error, 'invalid_request');
+  assert.equal(missing.body.detail.redirect_uri, 'is required');
+  assert.equal((await exchange(code, { redirect_uri: WEB_CB })).status, 200, 'neither refusal spent the code');
 });
 
 test('redirect_uri may be omitted only when the client has exactly one (its query is kept)', async () => {

@@ -1,24 +1,25 @@
-// purgeExpired removes only what can no longer matter (run against a real SQLite database).
+// The authorization server's sweep removes only what can no longer matter (run against a real SQLite database).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, DEMO_CONFIG } from '../src/config/load.js';
-import { openStore } from '../src/store/dialect.js';
-import { migrateCore } from '../src/store/migrations.js';
-import { buildCollections } from '../src/resources/model.js';
-import { KeyRing } from '../src/security/keys.js';
-import type { AppContext } from '../src/context.js';
-import { purgeExpired } from '../src/oauth/tokens.js';
+import { loadConfig, DEMO_CONFIG } from '../src/platform/config/load.js';
+import { openStore } from '../src/platform/store/dialect.js';
+import { migrateCore } from '../src/platform/store/migrations.js';
+import { buildCollections } from '../src/contract/collections.js';
+import { KeyRing } from '../src/platform/crypto/keys.js';
+import type { AppContext } from '../src/contract/context.js';
+import { accessTokenSource, sweepAuthorizationTables } from '../src/authserver/lifecycle.js';
+import { sqlOf } from '../src/platform/store/sql.js';
 
 test('expired tokens, grants, sessions and throttle windows are purged; live ones stay', async () => {
   const config = loadConfig({ file: DEMO_CONFIG });
   const store = await openStore('sqlite::memory:');
   try {
     await migrateCore(store);
-    const ctx: AppContext = { config, store, redis: null, collections: buildCollections(config.collections), keys: new KeyRing(store) };
+    const ctx: AppContext = { config, store, redis: null, collections: buildCollections(config.collections), keys: new KeyRing(store), accessTokens: accessTokenSource(store) };
     const now = Date.now();
     const old = now - 2 * 3_600_000;
     const live = now + 3_600_000;
-    const db = store.db;
+    const db = sqlOf(store);
     for (const [id, exp] of [['g-old', old], ['g-live', live]] as const)
       await db.insertInto('grants').values({ id, client_id: 'c', subject: 'user:1', scope: 'zoos:read', expires_at: exp, revoked_at: null, revoked_reason: null, created_at: old }).execute();
     for (const [hash, exp] of [['a-old', old], ['a-live', live]] as const)
@@ -31,7 +32,7 @@ test('expired tokens, grants, sessions and throttle windows are purged; live one
     await db.insertInto('counters').values({ key: 'login:ip:5.6.7.8', count: 3, window_start: now }).execute();
     await db.insertInto('counters').values({ key: 'rate:someone-else', count: 3, window_start: now - 86_400_000 }).execute();
 
-    await purgeExpired(ctx);
+    await sweepAuthorizationTables(ctx, now);
 
     const ids = async (table: 'grants' | 'access_tokens' | 'refresh_tokens' | 'sessions', column: 'id' | 'hash') =>
       (await db.selectFrom(table).select(column as never).execute()).map((r) => (r as Record<string, string>)[column]).sort();

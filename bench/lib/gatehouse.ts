@@ -15,7 +15,7 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.resolve(process.env.BENCH_CLI ?? path.join(ROOT, 'dist/cli/main.js'));
 
 export const CLIENT_ID = 'bench';
-export const CLIENT_SECRET = 'bench-secret-' + randomBytes(12).toString('base64url');
+export const CLIENT_SECRET = 'bench-secret-' + randomBytes(24).toString('base64url');
 /** Every scope the bench client needs; the zoos belong to its subject (the client id). */
 const SCOPE = 'zoos:read zoos:write';
 
@@ -79,7 +79,8 @@ async function requestToken(g: Pick<Gatehouse, 'server' | 'agent'>): Promise<{ s
 
 /**
  * Stand-in while the token endpoint is not available: a client, a grant and a bearer token
- * written straight into the database, in the shape src/oauth/tokens.ts stores them.
+ * written straight into the database, in the shape src/authserver/tokens.ts stores them
+ * (through src/authserver/store/grants.ts).
  */
 function mintTokenInDatabase(dataDir: string): string {
   const db = new Database(path.join(dataDir, 'gatehouse.db'));
@@ -105,15 +106,24 @@ function mintTokenInDatabase(dataDir: string): string {
   }
 }
 
-function spawnGatehouse(configFile: string, dataDir: string, workDir: string, nodeArgs: string[], name = 'gatehouse'): Promise<ServerProcess> {
+function spawnGatehouse(configFile: string, dataDir: string, workDir: string, nodeArgs: string[], name = 'gatehouse', cli = CLI): Promise<ServerProcess> {
   return spawnServer({
     name,
-    args: [...nodeArgs, CLI, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0'],
+    args: [...nodeArgs, cli, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0'],
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined },
     logDir: workDir,
     ready: /gatehouse listening on (https:\/\/\S+)/,
   });
+}
+
+/**
+ * Another build (BENCH_BASELINE_CLI, e.g. the previous commit's dist/cli/main.js) serving the same
+ * data dir beside the build under test, so both are measured in one run on the same data.
+ */
+export function startBaseline(g: Gatehouse, workDir: string, cli: string): Promise<ServerProcess> {
+  if (!existsSync(cli)) throw new Error(`BENCH_BASELINE_CLI ${cli} is missing`);
+  return spawnGatehouse(g.configFile, g.dataDir, workDir, [], 'gatehouse-baseline', path.resolve(cli));
 }
 
 /** Stops the server and starts it again on the same data dir (e.g. under --cpu-prof once seeding is done). */
@@ -224,7 +234,7 @@ export async function fetchOnce(g: Gatehouse, target: string) {
 
 /**
  * EXPLAIN QUERY PLAN of the statements behind GET /v1/zoos?city=X&limit=20 (the page and its
- * X-Total-Count; see src/resources/records.ts list()), on a read-only connection.
+ * X-Total-Count; see listRecordRows() in src/api/store/records.ts), on a read-only connection.
  */
 export function filteredListQueryPlan(dataDir: string, owner: string, city: string): { sql: string; plan: string[] }[] {
   const db = new Database(path.join(dataDir, 'gatehouse.db'), { readonly: true, fileMustExist: true });

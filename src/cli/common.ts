@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, type Config, type Role } from '../config/load.js';
-import { closeContext, openContext } from '../server.js';
-import type { AppContext } from '../context.js';
+import { ConfigError, loadConfig, type Config, type Role } from '../platform/config/load.js';
+import { closeContext, openContext } from '../main/context.js';
+import type { AppContext } from '../contract/context.js';
+import { AlreadyExists, InvalidInput, NotApplicable } from '../contract/errors.js';
 
 export interface CommonOptions {
   config?: string;
@@ -31,6 +32,23 @@ export async function withContext<T>(opts: CommonOptions, fn: (ctx: AppContext) 
 
 /** A failure the user can act on: printed as one line, exit status 1 (2 for a bad config). */
 export class CliError extends Error {}
+
+/**
+ * Runs a model call, turning its rule errors into CliErrors that name the command-line flag
+ * (`flags` maps a field such as grant_types to --grant).
+ */
+export async function modelErrors<T>(flags: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof InvalidInput) {
+      const [field, message] = Object.entries(e.detail)[0] ?? ['', e.message];
+      throw new CliError(flags[field] ? `${flags[field]}: ${message}` : message);
+    }
+    if (e instanceof AlreadyExists || e instanceof NotApplicable) throw new CliError(e.message);
+    throw e;
+  }
+}
 
 export function reportAndExit(err: unknown): never {
   if (err instanceof ConfigError) {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { rotateKeys } from '../security/keys.js';
+import { rotateKeys } from '../platform/crypto/keys.js';
 import { withCommonOptions, withContext, type CommonOptions } from './common.js';
 
 export function keysCommand(program: Command): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Argument } from 'commander';
-import { writeMaintenance, readMaintenance } from '../store/settings.js';
+import { writeMaintenance, readMaintenance } from '../platform/store/settings.js';
 import { withCommonOptions, withContext, type CommonOptions } from './common.js';
 
 export function maintenanceCommand(program: Command): void {

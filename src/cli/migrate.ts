@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { openStore } from '../store/dialect.js';
-import { migrateCore } from '../store/migrations.js';
-import { syncCollectionTables } from '../store/collections.js';
-import { buildCollections } from '../resources/model.js';
+import { openStore } from '../platform/store/dialect.js';
+import { migrateCore } from '../platform/store/migrations.js';
+import { syncResourceTables } from '../api/lifecycle.js';
+import { buildCollections } from '../contract/collections.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 
 export function migrateCommand(program: Command): void {
@@ -14,7 +14,7 @@ export function migrateCommand(program: Command): void {
       try {
         const { applied, report } = await store.withMigrationLock(async () => ({
           applied: await migrateCore(store),
-          report: await syncCollectionTables(store, buildCollections(config.collections)),
+          report: await syncResourceTables(store, buildCollections(config.collections)),
         }));
         console.log(JSON.stringify({ migrations_applied: applied, collections_created: report.created, columns_added: report.columnsAdded }, null, 2));
       } finally {

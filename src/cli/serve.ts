@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { startServer } from '../server.js';
+import { startServer } from '../main/server.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
-import type { Role } from '../config/load.js';
+import type { Role } from '../platform/config/load.js';
 
 function parsePort(value: string): number {
   const port = Number(value);

@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
-import { randomSecret } from '../security/secrets.js';
-import { createUser, findUserByUsername, listUsers, removeUser, userSubject } from '../oauth/users.js';
-import { CliError, withCommonOptions, withContext, type CommonOptions } from './common.js';
-
-const USERNAME = /^[A-Za-z0-9._@+-]{1,128}$/;
+import { randomSecret } from '../platform/crypto/secrets.js';
+import { createUser, listUsers, passwordProblem, removeUser, usernameProblem, userSubject } from '../authserver/model/users.js';
+import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -19,14 +17,15 @@ export function userCommand(program: Command): void {
     .option('--password <password>', 'the password (visible in the process list: prefer --password-stdin)')
     .option('--password-stdin', 'read the password from standard input')
     .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean }) => {
-      if (!USERNAME.test(username)) throw new CliError('a username is 1-128 letters, digits or . _ @ + -');
+      const badName = usernameProblem(username);
+      if (badName) throw new CliError(badName);
       if (opts.password !== undefined && opts.passwordStdin) throw new CliError('use --password or --password-stdin, not both');
       const generated = opts.password === undefined && !opts.passwordStdin;
       const password = generated ? randomSecret(18) : opts.passwordStdin ? await readStdin() : opts.password!;
-      if (password.length < 8) throw new CliError('the password must have at least 8 characters');
+      const badPassword = passwordProblem(password);
+      if (badPassword) throw new CliError(badPassword);
       await withContext(opts, async (ctx) => {
-        if (await findUserByUsername(ctx, username)) throw new CliError(`a user named "${username}" already exists`);
-        const created = await createUser(ctx, username, password);
+        const created = await modelErrors({}, () => createUser(ctx, username, password));
         const out: Record<string, unknown> = { id: created.id, username, subject: userSubject(created.id), created_at: new Date(created.createdAt).toISOString() };
         if (generated) out.password = password;
         console.log(JSON.stringify(out, null, 2));

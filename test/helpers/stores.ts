@@ -1,6 +1,6 @@
 // For unit tests of the store layer: the same check on each database engine.
 import { test } from 'node:test';
-import { openStore, type Store } from '../../src/store/dialect.js';
+import { openStore, type Store } from '../../src/platform/store/dialect.js';
 import { createPgDatabase, pgAvailable } from './server.js';
 
 /**

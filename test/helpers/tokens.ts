@@ -9,7 +9,7 @@ export const ALL_SCOPES = 'zoos:read zoos:write animals:read animals:write order
 const registered = new WeakMap<TestServer, Set<string>>();
 
 export function secretOf(clientId: string): string {
-  return `secret-${clientId}-s3cret`;
+  return `secret-${clientId}-s3cret`.padEnd(40, '0');
 }
 
 /** Registers a confidential client_credentials client once per server (no --scope: it may ask for any scope). */

@@ -1,0 +1,76 @@
+// The direction of imports (docs/architecture.md): entry points (cli, main) → the two servers
+// (api, authserver) → the shared contract → platform (http, store, config, crypto). Checked by
+// `npm test` (test/architecture.test.ts runs it; `npm run depcruise` runs it alone).
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles, type-only imports included.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'platform-imports-nothing-above',
+      severity: 'error',
+      comment: 'platform/ (http, store, config, crypto) is the bottom layer.',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/(contract|api|authserver|admin|main|cli)/' },
+    },
+    {
+      name: 'contract-imports-only-platform',
+      severity: 'error',
+      comment: 'The shared contract sits between the servers and the platform.',
+      from: { path: '^src/contract/' },
+      to: { path: '^src/(api|authserver|admin|main|cli)/' },
+    },
+    {
+      name: 'servers-stay-apart',
+      severity: 'error',
+      comment: 'The resource server and the authorization server meet only in contract/ (they run apart with --role).',
+      from: { path: '^src/(api|authserver)/' },
+      to: { path: '^src/(api|authserver|admin|main|cli)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'main-below-cli',
+      severity: 'error',
+      comment: 'The composition root does not know the command line.',
+      from: { path: '^src/main/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'sql-only-in-store-modules',
+      severity: 'error',
+      comment: 'Only store modules (a path with store/) speak SQL: Kysely and the store internals stay there.',
+      from: { path: '^src/', pathNot: '/store/' },
+      to: { path: ['^node_modules/kysely/', '^src/platform/store/sql\\.ts$'] },
+    },
+    {
+      name: 'api-store-stays-in-api',
+      severity: 'error',
+      comment: "The resource server's store modules (its tables) are imported only from inside api/.",
+      from: { path: '^src/', pathNot: '^src/api/' },
+      to: { path: '^src/api/store/' },
+    },
+    {
+      name: 'authserver-store-stays-in-authserver',
+      severity: 'error',
+      comment: "The authorization server's store modules (its tables) are imported only from inside authserver/.",
+      from: { path: '^src/', pathNot: '^src/authserver/' },
+      to: { path: '^src/authserver/store/' },
+    },
+    {
+      name: 'no-test-code-in-the-program',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '\\.test\\.ts$' },
+      to: { path: ['^test/', '\\.test\\.ts$'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

@@ -1,0 +1,82 @@
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../contract/context.js';
+import { ApiError, unauthorized } from '../../platform/http/errors.js';
+import type { Caller } from '../../contract/caller.js';
+import { TokenVerifier } from '../../contract/active-token.js';
+import { bodyHashMatches, parseMacHeader, verifyMacRequest } from './mac.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The bodyhash a MAC signed, checked against the body once it has been read. */
+    macBodyHash: string | null;
+  }
+}
+
+// Who is calling: the access token of the Authorization header (Bearer, RFC 6750, or MAC),
+// verified against the token store. Any failure is a 401 with a WWW-Authenticate challenge
+// that names the protected resource metadata (RFC 9728 §5.1).
+
+export const REALM = 'gatehouse';
+
+type Scheme = 'Bearer' | 'MAC';
+
+export class Authenticator {
+  readonly tokens: TokenVerifier;
+  constructor(private readonly ctx: AppContext) {
+    this.tokens = new TokenVerifier(ctx);
+  }
+
+  private challenge(scheme: Scheme, error?: string, description?: string): string {
+    let value = `${scheme} realm="${REALM}", resource_metadata="${this.ctx.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    if (error) value += `, error="${error}"`;
+    if (description) value += `, error_description="${description.replace(/["\\]/g, '')}"`;
+    return value;
+  }
+
+  private invalid(scheme: Scheme, description: string): ApiError {
+    return unauthorized('Invalid access token', this.challenge(scheme, 'invalid_token', description), { authorization: description });
+  }
+
+  /** After parsing: a 401 when the MAC's bodyhash is not the hash of the body received. */
+  checkBodyHash(request: FastifyRequest): ApiError | null {
+    if (request.macBodyHash === null) return null;
+    return bodyHashMatches(request.macBodyHash, request.rawBody ?? undefined) ? null : this.invalid('MAC', 'body hash does not match the body');
+  }
+
+  /** The caller, or the 401 to answer with. Never throws for bad credentials. */
+  async identify(request: FastifyRequest): Promise<Caller | ApiError> {
+    const header = request.headers.authorization;
+    if (header === undefined || header === '') {
+      const q = request.query as Record<string, unknown> | undefined;
+      if (q && q.access_token !== undefined)
+        return unauthorized('Access tokens are not accepted in the query string', this.challenge('Bearer', 'invalid_request', 'use the Authorization header'), {
+          access_token: 'send the token in the Authorization header',
+        });
+      return unauthorized('Authentication required', this.challenge('Bearer'), { authorization: 'an access token is required' });
+    }
+    const space = header.indexOf(' ');
+    const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+    const rest = space < 0 ? '' : header.slice(space + 1).trim();
+    if (scheme === 'bearer') {
+      if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('Bearer', 'malformed bearer token');
+      const token = await this.tokens.verify(rest);
+      if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'bearer') return this.invalid('Bearer', 'this token must be used with the MAC scheme');
+      return token;
+    }
+    if (scheme === 'mac') {
+      const credentials = parseMacHeader(rest);
+      if (!credentials) return this.invalid('MAC', 'malformed MAC credentials');
+      const token = await this.tokens.verify(credentials.id);
+      if (!token) return this.invalid('MAC', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
+      const problem = await verifyMacRequest(this.ctx, request, credentials, token);
+      if (problem) return this.invalid('MAC', problem);
+      if (credentials.bodyhash !== undefined) request.macBodyHash = credentials.bodyhash;
+      return token;
+    }
+    return unauthorized('Unsupported authorization scheme', this.challenge('Bearer', 'invalid_request', 'use Bearer or MAC'), {
+      authorization: 'must use the Bearer or MAC scheme',
+    });
+  }
+}

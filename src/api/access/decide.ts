@@ -1,0 +1,33 @@
+import { forbidden, methodNotAllowed } from '../../platform/http/errors.js';
+import type { Caller } from '../../contract/caller.js';
+import { scopeForMethod, scopeName } from '../../contract/scope-name.js';
+
+// Rule 3 of SPEC.md in one place: what a token may do on a collection.
+// <collection>:read allows GET and HEAD; <collection>:write allows POST, PUT, PATCH and DELETE.
+
+export const scopeFor = scopeForMethod;
+
+/** The methods among `offered` that the caller's scope allows on the collection. */
+export function permittedMethods(caller: Caller, collection: string, offered: readonly string[]): string[] {
+  return offered.filter((m) => caller.scopes.has(scopeFor(collection, m)));
+}
+
+/**
+ * 403 when the token has no scope at all on the collection; 405 + Allow (what this token may do
+ * here) when its scope does not cover the method or the URL does not support it.
+ */
+export function decideAccess(caller: Caller, collection: string, method: string, offered: readonly string[]): void {
+  requireAnyScope(caller, collection);
+  const permitted = permittedMethods(caller, collection, offered);
+  if (!offered.includes(method) || !permitted.includes(method))
+    throw methodNotAllowed(permitted, offered.includes(method) ? `This token does not allow ${method} on ${collection}` : `${method} is not supported on this URL`, {
+      method: offered.includes(method) ? `requires scope ${scopeFor(collection, method)}` : `allowed: ${offered.join(', ')}`,
+    });
+}
+
+/** 403 unless the token holds some scope on the collection. */
+export function requireAnyScope(caller: Caller, collection: string): void {
+  const read = scopeName(collection, 'read');
+  const write = scopeName(collection, 'write');
+  if (!caller.scopes.has(read) && !caller.scopes.has(write)) throw forbidden(`This token has no scope on ${collection}`, { scope: `requires ${read} or ${write}` });
+}

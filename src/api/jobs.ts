@@ -1,0 +1,196 @@
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../contract/context.js';
+import type { Caller } from '../contract/caller.js';
+import { ApiError, badRequest, forbidden, notFound } from '../platform/http/errors.js';
+import { routeMethods } from '../platform/http/routes.js';
+import { write } from '../platform/store/write-path.js';
+import { claimJobLease, findJob, findStaleJobs, insertJob, updateJobProgress, type JobRow } from './store/jobs.js';
+import type { Address, Records } from './records.js';
+import { requireAnyScope } from './access/decide.js';
+
+// SPEC 202: a POSTed JSON array becomes a background job. The job and its items live in the
+// database; any instance may carry on a job whose lease ran out (its process died), and each chunk
+// of items is inserted in the same transaction as the progress that records it, so nothing is
+// created twice or lost.
+
+const CHUNK = 50;
+const LEASE_MS = 30_000;
+const SWEEP_MS = 2_000;
+
+export interface JobResult {
+  index: number;
+  status: number;
+  id?: string;
+  error?: string;
+  detail?: Record<string, string>;
+}
+
+export class Jobs {
+  private timer: NodeJS.Timeout | null = null;
+  private running = new Set<string>();
+  private stopping = false;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly records: Records,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async submit(address: Address, caller: Caller, items: unknown[]): Promise<JobRow> {
+    if (items.length === 0) throw badRequest('An empty array creates nothing', { body: 'must contain at least one record' });
+    const max = this.ctx.config.api.maxBulkItems;
+    if (items.length > max) throw badRequest('Too many records in one request', { body: `at most ${max} records per request` });
+    if (address.parentId !== null) await this.records.requireParent(address.model, caller, address.parentId);
+    const now = Date.now();
+    const job: JobRow = {
+      id: uuidv7(),
+      subject: caller.subject,
+      client_id: caller.clientId,
+      collection: address.model.name,
+      parent_id: address.parentId,
+      status: 'queued',
+      total: items.length,
+      processed: 0,
+      items: JSON.stringify(items),
+      results: '[]',
+      lease_until: now + LEASE_MS,
+      created_at: now,
+      updated_at: now,
+    };
+    await write(this.ctx.store, (tx) => insertJob(tx, job));
+    setImmediate(() => void this.run(job.id));
+    return job;
+  }
+
+  toResource(job: JobRow): Record<string, unknown> {
+    const results = JSON.parse(job.results) as JobResult[];
+    const model = this.ctx.collections.get(job.collection);
+    const links = this.records.links;
+    return {
+      id: job.id,
+      status: job.status,
+      collection: job.collection,
+      total: job.total,
+      processed: job.processed,
+      progress: job.total ? Math.round((job.processed / job.total) * 1000) / 1000 : 1,
+      succeeded: results.filter((r) => r.status === 201).length,
+      failed: results.filter((r) => r.status !== 201).length,
+      results: results.map((r) =>
+        r.id && model ? { ...r, link: { self: links.link(links.recordPath(model, r.id), `Record ${r.index}`) } } : r,
+      ),
+      created_at: new Date(Number(job.created_at)).toISOString(),
+      updated_at: new Date(Number(job.updated_at)).toISOString(),
+      link: {
+        self: links.link(`/jobs/${job.id}`, 'This job'),
+        ...(model ? { collection: links.link(links.collectionPath(model, job.parent_id), `The ${model.name} collection`) } : {}),
+      },
+    };
+  }
+
+  registerRoutes(api: FastifyInstance, v: string): void {
+    routeMethods(
+      api,
+      `${v}/jobs/:id`,
+      {
+        GET: async (request: FastifyRequest) => {
+          const { id } = request.params as { id: string };
+          const job = await findJob(this.ctx.store, id);
+          if (!job) throw notFound('No such job', { id: 'does not exist' });
+          const caller = request.caller!;
+          requireAnyScope(caller, job.collection);
+          if (job.subject !== caller.subject) throw forbidden('This job belongs to another owner', { id: 'not accessible with this token' });
+          return this.toResource(job);
+        },
+      },
+    );
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.sweep(), SWEEP_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearInterval(this.timer);
+    while (this.running.size) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /** Takes over jobs whose lease ran out (their process stopped or died). */
+  private async sweep(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const now = Date.now();
+      for (const job of await findStaleJobs(this.ctx.store, now, 5)) {
+        const claimed = await write(this.ctx.store, (tx) => claimJobLease(tx, job.id, job.leaseUntil, now + LEASE_MS));
+        if (claimed) void this.run(job.id);
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'job sweep failed');
+    }
+  }
+
+  private async run(id: string): Promise<void> {
+    if (this.running.has(id) || this.stopping) return;
+    this.running.add(id);
+    try {
+      for (;;) {
+        if (this.stopping) return;
+        const more = await this.processChunk(id);
+        if (!more) return;
+        await new Promise((r) => setImmediate(r));
+      }
+    } catch (err) {
+      this.log.error({ err, job: id }, 'bulk job failed; another sweep will retry it');
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  private async processChunk(id: string): Promise<boolean> {
+    return write(this.ctx.store, async (tx) => {
+      const job = await findJob(tx, id);
+      if (!job || job.status === 'done') return false;
+      const model = this.ctx.collections.get(job.collection);
+      const items = JSON.parse(job.items) as unknown[];
+      const results = JSON.parse(job.results) as JobResult[];
+      const caller: Caller = {
+        subject: job.subject,
+        clientId: job.client_id,
+        scopes: new Set(),
+        tokenHash: '',
+        grantId: '',
+        tokenType: 'bearer',
+        expiresAt: Number.MAX_SAFE_INTEGER,
+      };
+      const end = Math.min(job.processed + CHUNK, items.length);
+      for (let index = job.processed; index < end; index++) {
+        if (!model) {
+          results.push({ index, status: 404, error: `No collection named ${job.collection}`, detail: {} });
+          continue;
+        }
+        try {
+          const address: Address = { model, parentId: job.parent_id };
+          const { doc, parentId } = this.records.prepareCreate(address, items[index]);
+          const row = await this.records.insert(tx, model, caller, doc, parentId);
+          results.push({ index, status: 201, id: row.id });
+        } catch (e) {
+          if (!(e instanceof ApiError)) throw e;
+          results.push({ index, status: e.status, error: e.message, detail: e.detail });
+        }
+      }
+      const done = end >= items.length;
+      const now = Date.now();
+      await updateJobProgress(tx, id, {
+        processed: end,
+        results: JSON.stringify(results),
+        status: done ? 'done' : 'running',
+        lease_until: now + LEASE_MS,
+        updated_at: now,
+        ...(done ? { items: '[]' } : {}),
+      });
+      return !done;
+    });
+  }
+}

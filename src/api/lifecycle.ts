@@ -1,0 +1,26 @@
+import type { CollectionRegistry } from '../contract/collections.js';
+import type { Store } from '../platform/store/dialect.js';
+import { syncCollectionTables, type SyncReport } from './store/collection-tables.js';
+import { purgeIdempotencyKeys } from './store/records.js';
+import { purgeFinishedJobs } from './store/jobs.js';
+import { purgeNonces } from './store/nonces.js';
+
+// What the program's entry points ask of the resource server's tables: bring them in line with
+// the config (start-up, `gatehouse migrate`), and delete what can no longer matter (the sweeper).
+
+export type { SyncReport } from './store/collection-tables.js';
+
+export function syncResourceTables(store: Store, collections: CollectionRegistry): Promise<SyncReport> {
+  return syncCollectionTables(store, collections);
+}
+
+const DAY = 86_400_000;
+
+/** Expired MAC nonces, idempotency keys older than a day, jobs finished a week ago. */
+export async function sweepResourceTables(store: Store, now = Date.now()): Promise<Record<string, number>> {
+  return {
+    nonces: await purgeNonces(store, now),
+    idempotency_keys: await purgeIdempotencyKeys(store, now - DAY),
+    jobs: await purgeFinishedJobs(store, now - 7 * DAY),
+  };
+}

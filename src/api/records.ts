@@ -1,0 +1,290 @@
+import { createHash } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../contract/context.js';
+import type { Caller } from '../contract/caller.js';
+import { ApiError, badRequest, forbidden, gone, notFound, preconditionFailed } from '../platform/http/errors.js';
+import { write, type On, type WriteTx } from '../platform/store/write-path.js';
+import type { CollectionModel } from '../contract/collections.js';
+import type { ListQuery } from './query.js';
+import type { Links } from './links.js';
+import { parentReference, requireObject, splitServerFields, validateDocument, type Document } from './validation.js';
+import {
+  deleteRecordTree,
+  findIdempotencyKey,
+  findTombstone,
+  insertIdempotencyKey,
+  insertRecordRow,
+  listRecordRows,
+  readRecordRow,
+  updateRecordRow,
+  type RecordRow,
+} from './store/records.js';
+
+export type { RecordRow } from './store/records.js';
+
+// The resource service: what "list / read / create / replace / patch / delete a record of this
+// collection for this caller" means, independent of HTTP. Every write is one transaction.
+
+export type Resource = Record<string, unknown>;
+
+/** What a create produced: the record, or — for a repeated Idempotency-Key — the first one (null if since deleted). */
+export interface Created {
+  id: string;
+  row: RecordRow | null;
+  replayed: boolean;
+}
+
+/** Where a request addressed a record: the collection, and the parent id when the URL was nested. */
+export interface Address {
+  model: CollectionModel;
+  /** The parent id from a nested URL (/zoos/{parentId}/animals/...), else null. */
+  parentId: string | null;
+}
+
+export class Records {
+  constructor(
+    private readonly ctx: AppContext,
+    readonly links: Links,
+  ) {}
+
+  etag(row: Pick<RecordRow, 'version' | 'id'>): string {
+    return `"${row.version}"`;
+  }
+
+  toResource(model: CollectionModel, row: RecordRow): Resource {
+    const out: Resource = { id: row.id, ...(JSON.parse(row.doc) as Document) };
+    if (model.parent) out[model.parent.field] = row.parent_id;
+    out.owner = row.owner;
+    out.created_at = row.created_at;
+    out.updated_at = row.updated_at;
+    out.link = this.links.forRecord(model, row.id, row.parent_id);
+    return out;
+  }
+
+  /**
+   * The same representation as toResource, as JSON text, built around the stored document text
+   * instead of parsing and re-serialising it (reads are the hot path). Key order is the same.
+   */
+  resourceJson(model: CollectionModel, row: RecordRow): string {
+    const doc = row.doc.length > 2 ? `${row.doc.slice(1, -1)},` : '';
+    const parent = model.parent ? `${JSON.stringify(model.parent.field)}:${JSON.stringify(row.parent_id)},` : '';
+    return (
+      `{"id":${JSON.stringify(row.id)},${doc}${parent}"owner":${JSON.stringify(row.owner)},` +
+      `"created_at":${JSON.stringify(row.created_at)},"updated_at":${JSON.stringify(row.updated_at)},` +
+      `"link":${this.links.forRecordJson(model, row.id, row.parent_id)}}`
+    );
+  }
+
+  private visible(model: CollectionModel, caller: Caller, owner: string): boolean {
+    return model.access === 'shared' || owner === caller.subject;
+  }
+
+  /**
+   * 404, or 410 when the id belonged to a record that was deleted. Inside a transaction it must
+   * read through that transaction: SQLite has one connection, so reading outside would wait forever.
+   */
+  private async missing(model: CollectionModel, id: string, on: On = this.ctx.store): Promise<never> {
+    const deletedAt = await findTombstone(on, model.name, id);
+    if (deletedAt !== null) throw gone(`This ${model.name} record was deleted`, { id: `deleted at ${new Date(deletedAt).toISOString()}` });
+    throw notFound(`No such ${model.name} record`, { id: 'does not exist' });
+  }
+
+  /** The parent a nested URL or a flat body names must exist and be visible to the caller. */
+  async requireParent(model: CollectionModel, caller: Caller, parentId: string, on: On = this.ctx.store): Promise<RecordRow> {
+    const parentModel = this.ctx.collections.get(model.parent!.collection)!;
+    const parent = await readRecordRow(on, parentModel, parentId);
+    if (!parent) return this.missing(parentModel, parentId, on);
+    if (!this.visible(parentModel, caller, parent.owner))
+      throw forbidden(`The ${parentModel.name} record belongs to another owner`, { [model.parent!.field]: 'not accessible with this token' });
+    return parent;
+  }
+
+  /** Reads one record the caller may see, checking the nested parent when the URL had one. */
+  async read(address: Address, caller: Caller, id: string): Promise<RecordRow> {
+    const { model, parentId } = address;
+    if (parentId !== null) await this.requireParent(model, caller, parentId);
+    const row = await readRecordRow(this.ctx.store, model, id);
+    if (!row || (parentId !== null && row.parent_id !== parentId)) return this.missing(model, id);
+    if (!this.visible(model, caller, row.owner))
+      throw forbidden(`This ${model.name} record belongs to another owner`, { id: 'not accessible with this token' });
+    return row;
+  }
+
+  async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number }> {
+    const { model } = address;
+    // SPEC: /zoos/{id}/animals and /animals?zoo_id={id} mean the same, statuses included.
+    const parentFilter = query.filters.find((f) => f.field === model.parent?.field);
+    const parentId = address.parentId ?? (parentFilter ? String(parentFilter.value) : null);
+    if (parentId !== null) await this.requireParent(model, caller, parentId);
+    const filters = query.filters.filter((f) => f.field !== model.parent?.field);
+    return listRecordRows(this.ctx.store, model, {
+      owner: model.access === 'owner' ? caller.subject : null,
+      parentId,
+      filters,
+      sortby: query.sortby,
+      order: query.order,
+      limit: query.limit,
+      offset: query.offset,
+    });
+  }
+
+  private columnsOf(model: CollectionModel, doc: Document): Record<string, unknown> {
+    const values: Record<string, unknown> = {};
+    for (const c of model.columns) {
+      const v = doc[c.field];
+      values[c.column] = v === undefined || v === null ? null : typeof v === 'boolean' ? Number(v) : typeof v === 'object' ? null : v;
+    }
+    return values;
+  }
+
+  /** Validates a create body; returns the document and the parent it belongs to. */
+  prepareCreate(address: Address, body: unknown): { doc: Document; parentId: string | null } {
+    const { model, parentId } = address;
+    const input = requireObject(body);
+    const { doc, detail } = splitServerFields(model, input, null, parentId !== null);
+    let parent = parentId;
+    if (parent === null) {
+      try {
+        parent = parentReference(model, input, model.parent !== null);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        Object.assign(detail, e.detail);
+      }
+    }
+    validateDocument(model, doc, detail);
+    return { doc, parentId: parent };
+  }
+
+  /** Creates a record inside a write (a single create, or a chunk of a bulk job). */
+  async insert(tx: WriteTx, model: CollectionModel, caller: Caller, doc: Document, parentId: string | null): Promise<RecordRow> {
+    if (parentId !== null) await this.requireParent(model, caller, parentId, tx);
+    const now = new Date().toISOString();
+    const row: RecordRow = {
+      id: uuidv7(),
+      owner: caller.subject,
+      parent_id: parentId,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+      doc: JSON.stringify(doc),
+      ...this.columnsOf(model, doc),
+    };
+    await insertRecordRow(tx, model, row);
+    return row;
+  }
+
+  /**
+   * Creates a record. With an Idempotency-Key, a repeat by the same subject with the same body
+   * returns the first record's id instead (`replayed`), and another body with the key is a 400.
+   */
+  async create(address: Address, caller: Caller, body: unknown, idempotencyKey?: string): Promise<Created> {
+    const { doc, parentId } = this.prepareCreate(address, body);
+    const { model } = address;
+    if (!idempotencyKey) {
+      const row = await write(this.ctx.store, (tx) => this.insert(tx, model, caller, doc, parentId));
+      return { id: row.id, row, replayed: false };
+    }
+    const bodyHash = createHash('sha256').update(`${model.name}\n${parentId ?? ''}\n${JSON.stringify(body)}`).digest('base64url');
+    const earlier = await this.idempotent(caller, idempotencyKey, bodyHash);
+    if (earlier) return earlier;
+    try {
+      const row = await write(this.ctx.store, async (tx) => {
+        const created = await this.insert(tx, model, caller, doc, parentId);
+        await insertIdempotencyKey(tx, { subject: caller.subject, key: idempotencyKey, collection: model.name, bodyHash, recordId: created.id }, Date.now());
+        return created;
+      });
+      return { id: row.id, row, replayed: false };
+    } catch (e) {
+      // Two requests raced with the same key: the loser answers like a repeat.
+      const raced = await this.idempotent(caller, idempotencyKey, bodyHash);
+      if (raced) return raced;
+      throw e;
+    }
+  }
+
+  private async idempotent(caller: Caller, key: string, bodyHash: string): Promise<Created | null> {
+    const seen = await findIdempotencyKey(this.ctx.store, caller.subject, key);
+    if (!seen) return null;
+    if (seen.bodyHash !== bodyHash)
+      throw badRequest('Idempotency-Key reused with a different request', { 'idempotency-key': 'was used before for another request body' });
+    const model = this.ctx.collections.get(seen.collection);
+    const row = model ? await readRecordRow(this.ctx.store, model, seen.recordId) : null;
+    return { id: seen.recordId, row, replayed: true };
+  }
+
+  /** PUT (whole representation) or PATCH (JSON merge patch, RFC 7396), validated after merging. */
+  async update(address: Address, caller: Caller, id: string, body: unknown, mode: 'replace' | 'merge', ifMatch: string | undefined): Promise<RecordRow> {
+    const { model, parentId } = address;
+    const input = requireObject(body);
+    return write(this.ctx.store, async (tx) => {
+      const row = await this.readForWrite(tx, address, caller, id, ifMatch);
+      const current = this.toResource(model, row);
+      const { doc: changes, detail } = splitServerFields(model, input, current, parentId !== null);
+      // A body with server-owned fields is refused before the parent is looked at, naming every bad field.
+      if (Object.keys(detail).length) validateDocument(model, mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes), detail);
+      let newParent = row.parent_id;
+      if (model.parent && parentId === null) {
+        const ref = parentReference(model, input, mode === 'replace');
+        if (ref !== null && ref !== row.parent_id) {
+          await this.requireParent(model, caller, ref, tx);
+          newParent = ref;
+        }
+      }
+      const doc = mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes);
+      validateDocument(model, doc);
+      const updated: RecordRow = {
+        ...row,
+        parent_id: newParent,
+        version: row.version + 1,
+        updated_at: new Date().toISOString(),
+        doc: JSON.stringify(doc),
+        ...this.columnsOf(model, doc),
+      };
+      if (!(await updateRecordRow(tx, model, updated, row.version))) throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+      return updated;
+    });
+  }
+
+  private async readForWrite(tx: WriteTx, address: Address, caller: Caller, id: string, ifMatch: string | undefined): Promise<RecordRow> {
+    const { model, parentId } = address;
+    if (parentId !== null) await this.requireParent(model, caller, parentId, tx);
+    const row = await readRecordRow(tx, model, id);
+    if (!row || (parentId !== null && row.parent_id !== parentId)) return this.missing(model, id, tx);
+    if (!this.visible(model, caller, row.owner))
+      throw forbidden(`This ${model.name} record belongs to another owner`, { id: 'not accessible with this token' });
+    if (ifMatch !== undefined && !etagMatches(ifMatch, this.etag(row)))
+      throw preconditionFailed({ 'if-match': `does not match the current ETag ${this.etag(row)}` });
+    return row;
+  }
+
+  /** Deletes a record and its children, leaving tombstones so their URLs answer 410. */
+  async remove(address: Address, caller: Caller, id: string, ifMatch: string | undefined): Promise<void> {
+    const { model } = address;
+    await write(this.ctx.store, async (tx) => {
+      const row = await this.readForWrite(tx, address, caller, id, ifMatch);
+      const children = model.children.map((name) => this.ctx.collections.get(name)!);
+      if (!(await deleteRecordTree(tx, model, row, children, Date.now())))
+        throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+    });
+  }
+}
+
+/** RFC 7396 JSON merge patch. */
+export function mergePatch(target: Document, patch: Document): Document {
+  const out: Document = { ...target };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else if (typeof value === 'object' && !Array.isArray(value) && typeof out[key] === 'object' && out[key] !== null && !Array.isArray(out[key]))
+      out[key] = mergePatch(out[key] as Document, value as Document);
+    else if (typeof value === 'object' && !Array.isArray(value)) out[key] = mergePatch({}, value as Document);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** If-Match: `*` or a list of entity tags, one of which must equal the current strong ETag. */
+export function etagMatches(header: string, etag: string): boolean {
+  const h = header.trim();
+  if (h === '*') return true;
+  return h.split(',').some((t) => t.trim() === etag);
+}

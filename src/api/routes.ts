@@ -1,0 +1,218 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import type { AppContext } from '../contract/context.js';
+import type { Caller } from '../contract/caller.js';
+import { Authenticator } from './access/authenticate.js';
+import { decideAccess } from './access/decide.js';
+import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/http/errors.js';
+import { routeMethods, withHead, type Method } from '../platform/http/routes.js';
+import { Links } from './links.js';
+import { Records, type Address, type RecordRow } from './records.js';
+import { parseListQuery } from './query.js';
+import type { CollectionModel } from '../contract/collections.js';
+import { Jobs } from './jobs.js';
+import { registerIndexRoutes } from './index-routes.js';
+import { registerAttachmentRoutes } from './attachments.js';
+import type { ResourceApi } from './resource-api.js';
+import { registerProtectedResourceMetadata } from './access/protected-resource.js';
+
+// The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
+// decide, call the resource service, shape the response.
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, once the access token is verified (null until then, or when it failed). */
+    caller: Caller | null;
+    /** Why the access token was refused; answered after the rate limit has counted the request. */
+    authFailure: ApiError | null;
+  }
+}
+
+type Params = { collection: string; id?: string; child?: string; childId?: string };
+
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const COLLECTION_METHODS: Method[] = ['GET', 'POST'];
+const RECORD_METHODS: Method[] = ['GET', 'PUT', 'PATCH', 'DELETE'];
+
+export async function registerResourceApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const { config } = ctx;
+  const links = new Links(() => ctx.config.publicUrl, config.api.version, ctx.collections);
+  const records = new Records(ctx, links);
+  const jobs = new Jobs(ctx, records, app.log);
+  const authenticator = new Authenticator(ctx);
+  const v = `/v${config.api.version}`;
+
+  await registerIndexRoutes(app, ctx, links);
+  registerProtectedResourceMetadata(app, ctx);
+
+  await app.register(async (api) => {
+    // Declared up front: every request object has the same shape (Fastify's decorateRequest).
+    api.decorateRequest('caller', null);
+    api.decorateRequest('authFailure', null);
+    api.decorateRequest('macBodyHash', null);
+    // 1. Who is calling (401 deferred so that the rate limit below also counts bad tokens per IP).
+    api.addHook('onRequest', async (request) => {
+      const who = await authenticator.identify(request);
+      if (who instanceof ApiError) request.authFailure = who;
+      else request.caller = who;
+    });
+    // 2. Quota per access token, per IP before authentication.
+    if (config.api.rateLimit) {
+      await api.register(rateLimit, {
+        global: true,
+        hook: 'onRequest',
+        max: config.api.rateLimit.max,
+        timeWindow: config.api.rateLimit.window * 1000,
+        enableDraftSpec: true,
+        redis: ctx.redis ?? undefined,
+        nameSpace: 'gatehouse:rate:',
+        keyGenerator: (request) => (request.caller ? `t:${request.caller.tokenHash}` : `ip:${request.ip}`),
+        errorResponseBuilder: (_request, context) =>
+          tooManyRequests(Math.ceil(context.ttl / 1000), 'Request quota exceeded', {
+            quota: `${context.max} requests per ${config.api.rateLimit!.window} s`,
+          }),
+      });
+    }
+    // 3. No valid token: 401 now, before the body is even read. (Callback hooks: no promise per request.)
+    api.addHook('preParsing', (request, _reply, payload, done) => (request.authFailure ? done(request.authFailure) : done(null, payload)));
+    // 4. A MAC that covers the body (bodyhash) is checked once the body has arrived.
+    api.addHook('preHandler', (request, _reply, done) => done(authenticator.checkBodyHash(request) ?? undefined));
+
+    const resourceApi: ResourceApi = {
+      records,
+      links,
+      jobs,
+      authorize(request, collection, offered) {
+        const caller = request.caller!;
+        decideAccess(caller, collection, request.method, withHead(offered));
+        return caller;
+      },
+      address(request, offered) {
+        const p = request.params as Params;
+        const top = modelOr404(ctx, p.collection);
+        let address: Address = { model: top, parentId: null };
+        if (p.child !== undefined) {
+          const child = ctx.collections.get(p.child);
+          if (!child || child.parent?.collection !== top.name) throw notFound(`${top.name} has no child collection ${p.child}`, { path: 'does not exist' });
+          address = { model: child, parentId: p.id! };
+        }
+        const caller = resourceApi.authorize(request, address.model.name, offered);
+        return { address, caller };
+      },
+    };
+
+    registerCollectionRoutes(api, v, ctx, resourceApi);
+    jobs.registerRoutes(api, v);
+    await registerAttachmentRoutes(api, v, ctx, resourceApi);
+  });
+
+  jobs.start();
+  app.addHook('onClose', async () => jobs.stop());
+}
+
+function modelOr404(ctx: AppContext, name: string): CollectionModel {
+  const model = ctx.collections.get(name);
+  if (!model) throw notFound(`No collection named ${name}`, { collection: 'does not exist' });
+  return model;
+}
+
+function sendRecord(reply: FastifyReply, api: ResourceApi, model: CollectionModel, row: RecordRow, status = 200) {
+  reply.header('etag', api.records.etag(row));
+  reply.header('last-modified', new Date(row.updated_at).toUTCString());
+  return reply.code(status).type(JSON_TYPE).send(api.records.resourceJson(model, row));
+}
+
+function pagingLinks(api: ResourceApi, request: FastifyRequest, address: Address, limit: number, offset: number, total: number, paging: 'offset' | 'page'): string {
+  const base = api.links.url(api.links.collectionPath(address.model, address.parentId));
+  const params = new URLSearchParams();
+  for (const [k, val] of Object.entries(request.query as Record<string, string>))
+    if (!['limit', 'offset', 'page', 'per_page'].includes(k)) params.set(k, String(val));
+  const at = (off: number) => {
+    const p = new URLSearchParams(params);
+    if (paging === 'page') {
+      p.set('page', String(Math.floor(off / limit) + 1));
+      p.set('per_page', String(limit));
+    } else {
+      p.set('limit', String(limit));
+      p.set('offset', String(off));
+    }
+    return `<${base}?${p.toString()}>`;
+  };
+  const parts = [`${at(0)}; rel="first"`];
+  if (offset > 0) parts.push(`${at(Math.max(0, offset - limit))}; rel="prev"`);
+  if (offset + limit < total) parts.push(`${at(offset + limit)}; rel="next"`);
+  return parts.join(', ');
+}
+
+function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppContext, a: ResourceApi): void {
+  const list = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { address, caller } = a.address(request, COLLECTION_METHODS);
+    const fixed = address.parentId !== null && address.model.parent ? [address.model.parent.field] : [];
+    const query = parseListQuery(address.model, request.query as Record<string, unknown>, ctx.config.api, fixed);
+    const { rows, total } = await a.records.list(address, caller, query);
+    reply.header('x-total-count', String(total));
+    reply.header('link', pagingLinks(a, request, address, query.limit, query.offset, total, query.paging));
+    return reply.type(JSON_TYPE).send(`[${rows.map((row) => a.records.resourceJson(address.model, row)).join(',')}]`);
+  };
+
+  const create = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { address, caller } = a.address(request, COLLECTION_METHODS);
+    if (Array.isArray(request.body)) {
+      const job = await a.jobs.submit(address, caller, request.body);
+      reply.header('location', a.links.url(`/jobs/${job.id}`));
+      return reply.code(202).send(a.jobs.toResource(job));
+    }
+    const key = idempotencyKey(request);
+    const { id, row, replayed } = await a.records.create(address, caller, request.body, key);
+    reply.header('location', a.links.url(a.links.recordPath(address.model, id)));
+    // SPEC 303: a repeat points at the record created the first time (its URL answers 410 if deleted since).
+    if (row) return sendRecord(reply, a, address.model, row, replayed ? 303 : 201);
+    return reply.code(303).send({ id, link: { self: a.links.link(a.links.recordPath(address.model, id), 'The record created first') } });
+  };
+
+  const read = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { address, caller } = a.address(request, RECORD_METHODS);
+    const row = await a.records.read(address, caller, recordId(request));
+    return sendRecord(reply, a, address.model, row);
+  };
+
+  const update = (mode: 'replace' | 'merge') => async (request: FastifyRequest, reply: FastifyReply) => {
+    const { address, caller } = a.address(request, RECORD_METHODS);
+    const row = await a.records.update(address, caller, recordId(request), request.body, mode, ifMatch(request));
+    return sendRecord(reply, a, address.model, row);
+  };
+
+  const remove = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { address, caller } = a.address(request, RECORD_METHODS);
+    await a.records.remove(address, caller, recordId(request), ifMatch(request));
+    return reply.code(204).send();
+  };
+
+  const collectionHandlers = { GET: list, POST: create };
+  const recordHandlers = { GET: read, PUT: update('replace'), PATCH: update('merge'), DELETE: remove };
+  const onCollection = (request: FastifyRequest) => void a.address(request, COLLECTION_METHODS);
+  const onRecord = (request: FastifyRequest) => void a.address(request, RECORD_METHODS);
+  routeMethods(api, `${v}/:collection`, collectionHandlers, {}, onCollection);
+  routeMethods(api, `${v}/:collection/:id`, recordHandlers, {}, onRecord);
+  routeMethods(api, `${v}/:collection/:id/:child`, collectionHandlers, {}, onCollection);
+  routeMethods(api, `${v}/:collection/:id/:child/:childId`, recordHandlers, {}, onRecord);
+}
+
+function recordId(request: FastifyRequest): string {
+  const p = request.params as Params;
+  return p.childId ?? p.id!;
+}
+
+function ifMatch(request: FastifyRequest): string | undefined {
+  const h = request.headers['if-match'];
+  return Array.isArray(h) ? h.join(', ') : h;
+}
+
+function idempotencyKey(request: FastifyRequest): string | undefined {
+  const h = request.headers['idempotency-key'];
+  if (h === undefined) return undefined;
+  const key = Array.isArray(h) ? h.join(',') : h;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw badRequest('Invalid Idempotency-Key', { 'idempotency-key': 'must be 1 to 255 visible ASCII characters' });
+  return key;
+}

@@ -1,0 +1,185 @@
+// Issue 2 item 5: a filtered, limited list over 1,000,000 records must not scan them all. The
+// queries checked are the ones Records.list really runs: they are captured from a Kysely
+// instance with a query log that stands in for the store's own, then EXPLAINed by the store.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
+import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
+import { loadConfig, DEMO_CONFIG } from '../../platform/config/load.js';
+import { openStore, type Store } from '../../platform/store/dialect.js';
+import { migrateCore } from '../../platform/store/migrations.js';
+import { sqlOf } from '../../platform/store/sql.js';
+import { syncCollectionTables } from './collection-tables.js';
+import type { AppContext } from '../../contract/context.js';
+import type { Caller } from '../../contract/caller.js';
+import { buildCollections, type CollectionRegistry } from '../../contract/collections.js';
+import { Links } from '../links.js';
+import { Records } from '../records.js';
+import { parseListQuery } from '../query.js';
+import { createPgDatabase, pgAvailable } from '../../../test/helpers/server.js';
+
+// 1,000,000 rows take a minute to load on a small machine; the plans (chosen from ANALYZE
+// statistics) are the same from a few hundred thousand rows on. GATEHOUSE_PLAN_ROWS=1000000 checks
+// the issue's figure exactly.
+const ROWS = Number(process.env.GATEHOUSE_PLAN_ROWS ?? 200_000);
+const OWNERS = 100;
+const CITIES = 1000;
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const caller = (subject: string): Caller => ({
+  subject,
+  clientId: 'plan',
+  scopes: new Set(),
+  tokenHash: '',
+  grantId: '',
+  tokenType: 'bearer',
+  expiresAt: Number.MAX_SAFE_INTEGER,
+});
+
+/** Records over a Kysely that logs every query it runs; returns the captured queries of one call. */
+function recordingRecords(store: Store, collections: CollectionRegistry, logged: Kysely<any>, captured: CompiledQuery[]) {
+  void captured;
+  const config = loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} });
+  const ctx = { config, store: { ...store, db: logged }, redis: null, collections, keys: null } as unknown as AppContext;
+  return new Records(ctx, new Links(() => 'https://127.0.0.1:8443', 1, collections));
+}
+
+interface Case {
+  name: string;
+  collection: string;
+  query: Record<string, string>;
+  /** The index must also deliver the order: no sort step over every matching row. */
+  ordered?: boolean;
+}
+
+const CASES: Case[] = [
+  { name: 'zoos filtered on city (owner collection), default sort, limited', collection: 'zoos', query: { city: 'City7', limit: '20' }, ordered: true },
+  { name: 'zoos filtered on city and sorted by name', collection: 'zoos', query: { city: 'City7', sortby: 'name', limit: '5' } },
+  { name: 'zoos filtered on founded (integer), second page', collection: 'zoos', query: { founded: '1907', limit: '10', offset: '10' } },
+  { name: 'zoos, no filter, sorted by created_at descending', collection: 'zoos', query: { sortby: 'created_at', order: 'desc', limit: '20' }, ordered: true },
+  { name: 'zoos, no filter, sorted by updated_at', collection: 'zoos', query: { sortby: 'updated_at', limit: '20' }, ordered: true },
+];
+
+/** A sort on a declared (nullable) field with no filter: only an index in the same NULLS order avoids a sort. */
+const FIELD_SORT: Case[] = [
+  { name: 'zoos sorted by name, no filter', collection: 'zoos', query: { sortby: 'name', limit: '20' }, ordered: true },
+  { name: 'zoos sorted by founded descending, no filter', collection: 'zoos', query: { sortby: 'founded', order: 'desc', limit: '20' }, ordered: true },
+];
+
+async function checkPlans(
+  store: Store,
+  logged: Kysely<any>,
+  captured: CompiledQuery[],
+  planOk: (line: string) => boolean,
+  fullScan: RegExp,
+  sortStep: RegExp,
+  report: (message: string) => void,
+  cases: Case[] = CASES,
+) {
+  const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} }).collections);
+  const records = recordingRecords(store, collections, logged, captured);
+  for (const c of cases) {
+    const model = collections.get(c.collection)!;
+    captured.length = 0;
+    const started = Date.now();
+    const { rows, total } = await records.list({ model, parentId: null }, caller('client:owner7'), parseListQuery(model, c.query, { defaultLimit: 20, maxLimit: 100 }));
+    const elapsed = Date.now() - started;
+    assert.ok(rows.length > 0 && rows.length <= 20, `${c.name}: ${rows.length} rows`);
+    assert.ok(rows.every((r) => r.owner === 'client:owner7'));
+    assert.ok(total > 0);
+    const selects = captured.filter((q) => /^select/i.test(q.sql) && q.sql.includes(model.table));
+    assert.equal(selects.length, 2, `${c.name}: the page and the count (${captured.map((q) => q.sql).join(' | ')})`);
+    for (const q of selects) {
+      const plan = await store.explain(q);
+      const text = plan.join('\n');
+      report(`${c.name}\n  ${q.sql}\n  ${plan.join('\n  ')}`);
+      assert.doesNotMatch(text, fullScan, `${c.name}: full scan in\n${q.sql}\n${text}`);
+      assert.ok(plan.some(planOk), `${c.name}: no index use in\n${q.sql}\n${text}`);
+      if (c.ordered && /order by/i.test(q.sql)) assert.doesNotMatch(text, sortStep, `${c.name}: sorts every matching row in\n${q.sql}\n${text}`);
+    }
+    // Generous bound: a full scan of 1,000,000 rows with a sort takes far longer than this.
+    assert.ok(elapsed < 2000, `${c.name} took ${elapsed} ms`);
+  }
+}
+
+test(`SQLite: filtered, limited lists over ${ROWS.toLocaleString('en')} zoos search an index, never scan the table`, async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-plan-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'plan.db');
+  const store = await openStore(`sqlite:${file}`);
+  const raw = new BetterSqlite3(file);
+  try {
+    const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: dir, env: {} }).collections);
+    await migrateCore(store);
+    await syncCollectionTables(store, collections);
+    raw.pragma('journal_mode = WAL');
+    raw.exec(`
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${ROWS - 1})
+      INSERT INTO r_zoos (id, owner, parent_id, version, created_at, updated_at, doc, x_name, x_city, x_founded)
+      SELECT printf('%012d', i), 'client:owner' || (i % ${OWNERS}), NULL, 1,
+             strftime('%Y-%m-%dT%H:%M:%fZ', 1600000000 + i, 'unixepoch'), strftime('%Y-%m-%dT%H:%M:%fZ', 1600000000 + i, 'unixepoch'),
+             json_object('name', 'Zoo ' || i, 'city', 'City' || (i % ${CITIES}), 'founded', 1800 + (i % 200)),
+             'Zoo ' || i, 'City' || (i % ${CITIES}), 1800 + (i % 200)
+      FROM n;
+      ANALYZE;`);
+    assert.equal((raw.prepare('select count(*) as n from r_zoos').get() as { n: number }).n, ROWS);
+    const captured: CompiledQuery[] = [];
+    const logged = new Kysely<any>({
+      dialect: new SqliteDialect({ database: raw }),
+      log: (event) => void captured.push(event.query),
+    });
+    await checkPlans(store, logged, captured, (line) => /^SEARCH r_zoos USING (COVERING )?INDEX r_zoos_/.test(line), /\bSCAN r_zoos\b/, /USE TEMP B-TREE FOR ORDER BY/, (m) => t.diagnostic(m));
+    await t.test('a sort on a declared field walks its index', async (st) => {
+      await checkPlans(store, logged, captured, (line) => /^SEARCH r_zoos USING (COVERING )?INDEX r_zoos_/.test(line), /\bSCAN r_zoos\b/, /USE TEMP B-TREE FOR ORDER BY/, (m) => st.diagnostic(m), FIELD_SORT);
+    });
+    await logged.destroy();
+  } finally {
+    if (raw.open) raw.close();
+    await store.close();
+  }
+});
+
+test('PostgreSQL: the same lists use an index, never a sequential scan', async (t) => {
+  if (!pgAvailable) {
+    t.skip('PostgreSQL is not reachable (TEST_DATABASE_URL)');
+    return;
+  }
+  const database = await createPgDatabase();
+  const store = await openStore(database.url);
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  try {
+    const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} }).collections);
+    await migrateCore(store);
+    await syncCollectionTables(store, collections);
+    await sql`
+      insert into r_zoos (id, owner, parent_id, version, created_at, updated_at, doc, x_name, x_city, x_founded)
+      select lpad(i::text, 12, '0'), 'client:owner' || (i % ${sql.raw(String(OWNERS))}), null, 1,
+             to_char(to_timestamp(1600000000 + i) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             to_char(to_timestamp(1600000000 + i) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             json_build_object('name', 'Zoo ' || i, 'city', 'City' || (i % ${sql.raw(String(CITIES))}), 'founded', 1800 + (i % 200))::text,
+             'Zoo ' || i, 'City' || (i % ${sql.raw(String(CITIES))}), 1800 + (i % 200)
+      from generate_series(0, ${sql.raw(String(ROWS - 1))}) as i`.execute(sqlOf(store));
+    await sql`vacuum analyze r_zoos`.execute(sqlOf(store));
+    const captured: CompiledQuery[] = [];
+    const logged = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: (event) => void captured.push(event.query) });
+    await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => t.diagnostic(m));
+    await t.test(
+      'a sort on a declared field walks its index',
+      async (st) => {
+        await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => st.diagnostic(m), FIELD_SORT);
+      },
+    );
+    await logged.destroy();
+  } finally {
+    await store.close();
+    await pool.end().catch(() => undefined);
+    await database.drop();
+  }
+});

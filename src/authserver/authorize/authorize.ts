@@ -1,0 +1,102 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../contract/context.js';
+import { OAuthError } from '../../platform/http/errors.js';
+import { prefersJson } from '../../platform/http/negotiation.js';
+import { audit } from '../audit.js';
+import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params.js';
+import { endSession, sessionUser } from '../sessions.js';
+import { verifyCsrfToken } from './csrf.js';
+import { decide } from './consent.js';
+import { login } from './login.js';
+import { authorizePath, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
+import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
+import { errorPage } from './views.js';
+
+// GET/POST {auth_url}/authorize: the authorization code and implicit grants (RFC 6749 §4.1, §4.2).
+// The forms carry the original request as one hidden field and every POST checks it again from
+// scratch (request.ts): no server-side state between the pages. Then login.ts signs the user in
+// and consent.ts turns their decision into a code or tokens.
+
+async function guarded(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  read: () => Promise<ReadRequest>,
+  step: (req: AuthorizationRequest) => Promise<FastifyReply>,
+): Promise<FastifyReply> {
+  let target: VerifiedTarget | undefined;
+  try {
+    const read_ = await read();
+    target = read_.partial;
+    return await step(read_.complete());
+  } catch (e) {
+    if (e instanceof PageError) {
+      pageHeaders(reply);
+      if (prefersJson(request.headers.accept)) throw new OAuthError(e.code, e.description, e.status, e.detail);
+      return sendPage(reply, e.status, errorPage(e.title, e.description));
+    }
+    if (e instanceof RedirectError && target) {
+      audit(request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
+      pageHeaders(reply);
+      return reply.redirect(redirectTo(target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
+    }
+    if (e instanceof OAuthError && !target) {
+      // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.
+      pageHeaders(reply);
+      if (prefersJson(request.headers.accept)) throw e;
+      return sendPage(reply, e.status, errorPage('Invalid request', e.description));
+    }
+    throw e;
+  }
+}
+
+export function authorizeGet(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const q = request.url.indexOf('?');
+    const raw = q < 0 ? '' : request.url.slice(q + 1);
+    return guarded(
+      request,
+      reply,
+      () => readAuthorizationRequest(ctx, queryParams(request), raw),
+      async (req) => {
+        const user = await sessionUser(ctx, request);
+        return user ? renderConsent(ctx, request, reply, req, user) : renderLogin(ctx, request, reply, req);
+      },
+    );
+  };
+}
+
+export function authorizePost(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    let form: Params;
+    try {
+      form = bodyParams(request);
+    } catch {
+      pageHeaders(reply);
+      return sendPage(reply, 400, errorPage('Invalid request', 'The form could not be read.'));
+    }
+    const raw = form.repeated.has('request') ? '' : (form.values.get('request') ?? '');
+    if (!(await verifyCsrfToken(ctx, request, form.get('csrf_token')))) {
+      pageHeaders(reply);
+      return sendPage(reply, 403, errorPage('This form has expired', 'Go back to the application and start again.'));
+    }
+    return guarded(
+      request,
+      reply,
+      () => readAuthorizationRequest(ctx, parseUrlEncoded(raw), raw),
+      async (req) => {
+        const step = form.get('step');
+        if (step === 'login') return login(ctx, request, reply, req, form);
+        if (step === 'logout') {
+          await endSession(ctx, request, reply);
+          pageHeaders(reply);
+          return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
+        }
+        const user = await sessionUser(ctx, request);
+        if (!user) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
+        if (step === 'consent') return decide(ctx, request, reply, req, user, form);
+        pageHeaders(reply);
+        return sendPage(reply, 400, errorPage('Invalid request', 'The form was not understood.'));
+      },
+    );
+  };
+}

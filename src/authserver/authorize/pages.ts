@@ -1,0 +1,63 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../contract/context.js';
+import { scopeLabel } from '../../contract/scopes.js';
+import { browserBinding, csrfToken } from './csrf.js';
+import type { AuthorizationRequest } from './request.js';
+import { formTarget } from './request.js';
+import type { User } from '../model/users.js';
+import { consentPage, describeDuration, loginPage, pageSecurityPolicy } from './views.js';
+
+// Rendering the login and consent pages with the headers every page of the flow carries.
+
+export function pageHeaders(reply: FastifyReply, formTargets: string[] = []): void {
+  reply.header('content-security-policy', pageSecurityPolicy(formTargets));
+  reply.header('x-frame-options', 'DENY');
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('cache-control', 'no-store');
+  reply.header('pragma', 'no-cache');
+}
+
+export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(html);
+}
+
+export function validityChoices(ctx: AppContext): { seconds: number; label: string }[] {
+  const max = ctx.config.auth.maxGrantTtl;
+  const seconds = [...new Set([3600, 86400, 30 * 86400].filter((s) => s < max).concat(max))];
+  return seconds.map((s) => ({ seconds: s, label: describeDuration(s) }));
+}
+
+export function authorizePath(ctx: AppContext): string {
+  return `${ctx.config.basePath}${ctx.config.auth.path}/authorize`;
+}
+
+export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, status = 200, error?: string, username?: string) {
+  const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
+  pageHeaders(reply);
+  return sendPage(reply, status, loginPage({ action: authorizePath(ctx), clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
+}
+
+export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string) {
+  const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
+  const validities = validityChoices(ctx);
+  pageHeaders(reply, [formTarget(req.redirectUri)]);
+  return sendPage(
+    reply,
+    status,
+    consentPage({
+      action: authorizePath(ctx),
+      clientName: req.client.name,
+      clientId: req.client.id,
+      username: user.username,
+      scopes: req.scope.map((value) => ({ value, label: scopeLabel(ctx.collections, value) })),
+      validities,
+      chosenTtl: validities[0].seconds,
+      redirectTarget: new URL(req.redirectUri).origin !== 'null' ? new URL(req.redirectUri).origin : req.redirectUri,
+      request: { request: req.raw },
+      csrf,
+      error,
+    }),
+  );
+}
+
+/** Runs a step of the flow, turning its errors into a page, a JSON error or a redirect to the client. */

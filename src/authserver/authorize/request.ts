@@ -1,0 +1,135 @@
+import type { AppContext } from '../../contract/context.js';
+import { OAuthError } from '../../platform/http/errors.js';
+import { scopeUniverse } from '../../contract/scopes.js';
+import { allowedScopes, resolveRequestedScope } from '../scope-request.js';
+import { findClient, type Client } from '../model/clients.js';
+import type { Params } from '../params.js';
+import { isWellFormedPkceValue } from '../pkce.js';
+
+// Reading an authorization request (RFC 6749 §4.1.1, §4.2.1) in two stages. Until the client and
+// its redirect URI are known to be genuine nothing may be redirected (PageError: an error page);
+// after that, every problem goes back to the client as RFC 6749 error parameters (RedirectError).
+
+export type ResponseType = 'code' | 'token';
+
+/** What stage 1 establishes: the client is genuine and its redirect URI registered. */
+export interface VerifiedTarget {
+  client: Client;
+  redirectUri: string;
+  redirectUriGiven: boolean;
+  state: string | undefined;
+  /** The query string as received, echoed in the forms. */
+  raw: string;
+  /** Where errors go before response_type is accepted: the fragment for `token`, else the query. */
+  errorMode: ResponseType;
+}
+
+export interface AuthorizationRequest extends VerifiedTarget {
+  responseType: ResponseType;
+  scope: string[];
+  codeChallenge: string | null;
+}
+
+/** A problem that must not be sent to the redirect URI (unknown client, unregistered URI). */
+export class PageError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    readonly description: string,
+    readonly detail: Record<string, string>,
+  ) {
+    super(description);
+  }
+}
+
+/** A problem reported to the client at its (verified) redirect URI. */
+export class RedirectError extends Error {
+  constructor(
+    readonly code: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+
+export interface ReadRequest {
+  /** Stage 1 passed: the client and where errors may be sent. */
+  partial: VerifiedTarget;
+  /** Stage 2: throws RedirectError for anything else wrong. */
+  complete: () => AuthorizationRequest;
+}
+
+/** Stage 1: who is asking and where the answer may go (PageError). Stage 2: everything else (RedirectError). */
+export async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string): Promise<ReadRequest> {
+  for (const name of ['client_id', 'redirect_uri'])
+    if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
+  const clientId = params.get('client_id');
+  if (!clientId) throw new PageError(400, 'invalid_request', 'Invalid request', 'The request does not name a client (client_id).', { client_id: 'is required' });
+  const client = await findClient(ctx, clientId);
+  if (!client) throw new PageError(400, 'invalid_client', 'Unknown application', 'The application that sent you here is not registered.', { client_id: 'is unknown' });
+  const given = params.get('redirect_uri');
+  let redirectUri: string;
+  if (given !== undefined) {
+    if (!client.redirectUris.includes(given))
+      throw new PageError(400, 'invalid_request', 'Invalid redirect address', 'The address this application wants to send you back to is not registered for it.', {
+        redirect_uri: 'is not registered for this client',
+      });
+    redirectUri = given;
+  } else if (client.redirectUris.length === 1) {
+    redirectUri = client.redirectUris[0];
+  } else {
+    throw new PageError(400, 'invalid_request', 'Invalid request', 'The application must say where to send you back (redirect_uri).', {
+      redirect_uri: client.redirectUris.length ? 'is required: the client has several' : 'the client has no redirect URI registered',
+    });
+  }
+  const state = params.repeated.has('state') ? undefined : params.get('state');
+  const errorMode: ResponseType = !params.repeated.has('response_type') && params.get('response_type') === 'token' ? 'token' : 'code';
+  const partial: VerifiedTarget = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode };
+
+  const complete = (): AuthorizationRequest => {
+    for (const name of params.repeated) throw new RedirectError('invalid_request', `The ${name} parameter is repeated`);
+    const responseType = params.get('response_type');
+    if (!responseType) throw new RedirectError('invalid_request', 'response_type is required');
+    if (responseType !== 'code' && responseType !== 'token') throw new RedirectError('unsupported_response_type', `Unsupported response_type: ${responseType}`);
+    const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
+    if (!client.grantTypes.includes(grant)) throw new RedirectError('unauthorized_client', `The client is not registered for the ${grant} grant`);
+    const universe = scopeUniverse(ctx.collections);
+    let scope: string[];
+    try {
+      scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
+    } catch (e) {
+      throw new RedirectError('invalid_scope', (e as OAuthError).description);
+    }
+    let codeChallenge: string | null = null;
+    if (responseType === 'code') {
+      const challenge = params.get('code_challenge');
+      const method = params.get('code_challenge_method');
+      if (challenge === undefined) {
+        if (client.public) throw new RedirectError('invalid_request', 'PKCE is required for public clients: send code_challenge with code_challenge_method=S256');
+        if (method !== undefined) throw new RedirectError('invalid_request', 'code_challenge_method without code_challenge');
+      } else {
+        if (method !== 'S256') throw new RedirectError('invalid_request', 'code_challenge_method must be S256');
+        if (!isWellFormedPkceValue(challenge)) throw new RedirectError('invalid_request', 'code_challenge is malformed');
+        codeChallenge = challenge;
+      }
+    }
+    return { ...partial, responseType, scope, codeChallenge };
+  };
+  return { partial, complete };
+}
+
+/** Where the answer goes: the query for the code grant, the fragment for the implicit grant. */
+export function redirectTo(redirectUri: string, responseType: ResponseType | undefined, values: Record<string, string | number | undefined>): string {
+  const url = new URL(redirectUri);
+  const entries = Object.entries(values).filter((e): e is [string, string | number] => e[1] !== undefined);
+  if (responseType === 'token') url.hash = new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString();
+  else for (const [k, v] of entries) url.searchParams.append(k, String(v));
+  return url.toString();
+}
+
+/** The form-action source that lets a consent POST be redirected to the client. */
+export function formTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
+}

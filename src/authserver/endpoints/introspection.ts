@@ -1,0 +1,66 @@
+import type { AppContext } from '../../contract/context.js';
+import { accessTokenKey, sha256 } from '../../platform/crypto/secrets.js';
+import { authenticateClient, invalidClient } from './client-auth.js';
+import { oauthEndpoint } from './oauth-endpoint.js';
+import { activeFrom, matchingToken } from '../../contract/active-token.js';
+import { findGrant } from '../tokens.js';
+import { findAccessTokenWithGrant, findRefreshTokenRow } from '../store/grants.js';
+import { findUserById } from '../model/users.js';
+import { issuerOf } from './metadata.js';
+
+// POST {auth_url}/introspection (RFC 7662), for confidential clients (e.g. a resource server
+// registered as a client). Anything that is not a currently valid token is { active: false }.
+
+const INACTIVE = { active: false } as const;
+
+export function introspectionEndpoint(ctx: AppContext) {
+  return oauthEndpoint(async (request, params) => {
+    const { client } = await authenticateClient(ctx, request, params);
+    if (client.public)
+      throw invalidClient('Introspection needs a confidential client', { client_id: 'must be a confidential client' });
+    const token = params.require('token');
+    const hint = params.get('token_type_hint');
+    const kinds = hint === 'refresh_token' ? [refresh, access] : [access, refresh];
+    let result: Record<string, unknown> | null = null;
+    for (const kind of kinds) if ((result = await kind(token))) break;
+    return result ?? INACTIVE;
+  });
+
+  async function access(presented: string): Promise<Record<string, unknown> | null> {
+    const key = accessTokenKey(presented);
+    const row = matchingToken(await findAccessTokenWithGrant(ctx.store, key.id), key);
+    if (!row) return null;
+    const token = activeFrom(row);
+    if (!token || !(await ctx.accessTokens.clientRegistered(token.clientId))) return INACTIVE;
+    return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
+  }
+
+  async function refresh(presented: string): Promise<Record<string, unknown> | null> {
+    const hash = sha256(presented);
+    const row = await findRefreshTokenRow(ctx.store, hash);
+    if (!row) return null;
+    const grant = await findGrant(ctx, row.grant_id);
+    const now = Date.now();
+    if (row.used_at !== null || Number(row.expires_at) <= now || !grant || grant.revokedAt !== null || grant.expiresAt <= now)
+      return INACTIVE;
+    return describe(grant.subject, row.client_id, row.scope, Number(row.created_at), Number(row.expires_at), 'refresh_token');
+  }
+
+  async function describe(subject: string, clientId: string, scope: string, iat: number, exp: number, tokenType: string) {
+    const out: Record<string, unknown> = {
+      active: true,
+      scope,
+      client_id: clientId,
+      token_type: tokenType,
+      exp: Math.floor(exp / 1000),
+      iat: Math.floor(iat / 1000),
+      sub: subject,
+      iss: issuerOf(ctx.config),
+    };
+    if (subject.startsWith('user:')) {
+      const user = await findUserById(ctx, subject.slice(5));
+      if (user) out.username = user.username;
+    }
+    return out;
+  }
+}

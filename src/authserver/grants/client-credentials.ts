@@ -1,0 +1,34 @@
+import { OAuthError } from '../../platform/http/errors.js';
+import { scopeUniverse } from '../../contract/scopes.js';
+import { allowedScopes, resolveRequestedScope } from '../scope-request.js';
+import { issueTokens } from '../tokens.js';
+import { clientSubject } from '../model/users.js';
+import type { TokenGrant } from './grant.js';
+
+// RFC 6749 §4.4: a confidential client acting in its own name. Its subject is `client:<id>`;
+// the token stands alone (no grant row, no refresh token): one insert per token, committed
+// together with the other token requests of the same moment.
+
+export const clientCredentialsGrant: TokenGrant = {
+  grantType: 'client_credentials',
+  parameters: ['scope'],
+  async handler(ctx, request, { client }, params) {
+    if (client.public)
+      throw new OAuthError('unauthorized_client', 'A public client cannot use client_credentials', 400, {
+        grant_type: 'needs a confidential client',
+      });
+    const universe = scopeUniverse(ctx.collections);
+    const scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
+    const response = await issueTokens(ctx, request.log, {
+      grantType: 'client_credentials',
+      client,
+      subject: clientSubject(client.id),
+      grant: { none: { expiresAt: Date.now() + ctx.config.auth.accessTokenTtl * 1000 } },
+      scope,
+      refreshScope: null,
+      grouped: true,
+      audit: { event: 'grant.issued' },
+    });
+    return response!;
+  },
+};

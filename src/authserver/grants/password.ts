@@ -1,0 +1,40 @@
+import { OAuthError } from '../../platform/http/errors.js';
+import { scopeUniverse } from '../../contract/scopes.js';
+import { allowedScopes, resolveRequestedScope } from '../scope-request.js';
+import { signIn, throttled } from '../login-throttle.js';
+import { issueTokens, issuesRefreshTokens } from '../tokens.js';
+import { userSubject } from '../model/users.js';
+import type { TokenGrant } from './grant.js';
+
+// RFC 6749 §4.3: only for clients registered with it. Failed attempts are throttled per user
+// name and per IP. The grant lasts as long as its refresh token could (never past maxGrantTtl).
+
+
+export const passwordGrant: TokenGrant = {
+  grantType: 'password',
+  parameters: ['username', 'password', 'scope'],
+  async handler(ctx, request, { client }, params) {
+    const username = params.require('username');
+    const password = params.require('password');
+    const universe = scopeUniverse(ctx.collections);
+    const scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
+
+    const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
+    if ('retryAfter' in outcome) throw throttled(outcome.retryAfter);
+    if ('failed' in outcome) throw new OAuthError('invalid_grant', 'Invalid username or password', 400, { password: 'does not match the username' });
+
+    const { auth } = ctx.config;
+    const refresh = issuesRefreshTokens(client);
+    const validity = Math.min(auth.maxGrantTtl, refresh ? auth.refreshTokenTtl : auth.accessTokenTtl);
+    const response = await issueTokens(ctx, request.log, {
+      grantType: 'password',
+      client,
+      subject: userSubject(outcome.user.id),
+      grant: { new: { scope, expiresAt: Date.now() + validity * 1000 } },
+      scope,
+      refreshScope: refresh ? scope : null,
+      audit: { event: 'grant.issued' },
+    });
+    return response!;
+  },
+};

@@ -1,0 +1,62 @@
+import { OAuthError } from '../../platform/http/errors.js';
+import { sha256 } from '../../platform/crypto/secrets.js';
+import { parseScope } from '../scope-request.js';
+import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
+import { findGrant, issueTokens, revokeAfterReplay } from '../tokens.js';
+import type { TokenGrant } from './grant.js';
+
+// RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every refresh returns a new refresh token and
+// retires the old one; presenting a retired one again revokes the whole grant. The new tokens
+// never outlive the grant, i.e. the validity the user chose.
+
+const invalidGrant = (description: string) => new OAuthError('invalid_grant', description, 400, { refresh_token: description });
+const REUSED = 'The refresh token was already used; the authorization is revoked';
+
+export const refreshTokenGrant: TokenGrant = {
+  grantType: 'refresh_token',
+  parameters: ['refresh_token', 'scope'],
+  async handler(ctx, request, { client }, params) {
+    const presented = params.require('refresh_token');
+    const row = await findRefreshTokenRow(ctx.store, sha256(presented));
+    if (!row || row.client_id !== client.id) throw invalidGrant('Unknown refresh token');
+    const grant = await findGrant(ctx, row.grant_id);
+
+    if (row.used_at !== null) {
+      await revokeAfterReplay(ctx, request.log, row.grant_id, 'refresh.reused', { client_id: client.id, subject: grant?.subject, reason: 'a rotated refresh token was presented again' });
+      throw invalidGrant(REUSED);
+    }
+    const now = Date.now();
+    if (!grant || grant.revokedAt !== null) throw invalidGrant('The authorization was revoked');
+    if (Number(row.expires_at) <= now || grant.expiresAt <= now) throw invalidGrant('The refresh token has expired');
+
+    const held = row.scope.split(' ').filter(Boolean);
+    let scope = held;
+    const requested = params.get('scope');
+    if (requested !== undefined) {
+      const parsed = parseScope(requested);
+      if (parsed === null || parsed.length === 0)
+        throw new OAuthError('invalid_scope', 'The scope parameter is malformed', 400, { scope: 'must be space-separated scope values' });
+      const wider = parsed.filter((s) => !held.includes(s));
+      if (wider.length)
+        throw new OAuthError('invalid_scope', `Scope exceeds the original grant: ${wider.join(' ')}`, 400, { scope: `not granted: ${wider.join(' ')}` });
+      scope = held.filter((s) => parsed.includes(s));
+    }
+
+    const response = await issueTokens(ctx, request.log, {
+      grantType: 'refresh_token',
+      client,
+      subject: grant.subject,
+      grant: { existing: grant },
+      scope,
+      // RFC 6749 §6: the new refresh token keeps the scope of the one it replaces.
+      refreshScope: held,
+      claim: (tx) => claimRefreshToken(tx, row.hash, now),
+      audit: { event: 'token.refreshed' },
+    });
+    if (!response) {
+      await revokeAfterReplay(ctx, request.log, row.grant_id, 'refresh.reused', { client_id: client.id, subject: grant.subject, reason: 'concurrent refresh' });
+      throw invalidGrant(REUSED);
+    }
+    return response;
+  },
+};

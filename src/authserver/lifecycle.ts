@@ -1,0 +1,19 @@
+import type { AppContext } from '../contract/context.js';
+import { purgeLoginWindows } from './login-throttle.js';
+import { purgeEndedGrants } from './store/grants.js';
+import { purgeSessions } from './store/sessions.js';
+
+export { accessTokenSource } from './access-token-source.js';
+
+/**
+ * Deletes what can no longer matter: tokens, codes and grants past their end, ended sessions,
+ * closed throttle windows. Kept an hour longer than needed so a late request still gets the right error.
+ */
+export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()): Promise<Record<string, number>> {
+  const cutoff = now - 3_600_000;
+  return {
+    ...(await purgeEndedGrants(ctx.store, cutoff)),
+    sessions: await purgeSessions(ctx.store, now),
+    counters: await purgeLoginWindows(ctx, cutoff),
+  };
+}

@@ -1,0 +1,186 @@
+import type { AppContext } from '../../contract/context.js';
+import { contextCache } from '../../contract/context-cache.js';
+import { AlreadyExists, InvalidInput, NotApplicable } from '../../contract/errors.js';
+import { RevalidatingCache } from '../../contract/revalidating-cache.js';
+import { announceRevocation } from '../../contract/revocation-notices.js';
+import { scopeUniverse } from '../../contract/scopes.js';
+import { canonicalScope, parseScope } from '../scope-request.js';
+import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
+import { write } from '../../platform/store/write-path.js';
+import { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
+import { anyClient, clientExists, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientSecret, type ClientRecord } from '../store/clients.js';
+import { revokeAllOf, type Revoked } from '../tokens.js';
+
+// Registered clients and their rules. The CLI, the demo and the admin API create and change
+// clients only through this module, so a rule holds whoever asks.
+
+export { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
+
+/** Secrets are stored as SHA-256, which is sound only for high-entropy secrets. */
+export const MIN_CLIENT_SECRET_LENGTH = 32;
+const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+
+function toClient(r: ClientRecord): Client {
+  return { ...r, grantTypes: r.grantTypes as GrantType[], tokenType: r.tokenType === 'mac' ? 'mac' : 'bearer' };
+}
+
+export interface NewClient {
+  id: string;
+  name?: string;
+  public?: boolean;
+  /** A chosen secret; a strong one is generated for confidential clients when absent. */
+  secret?: string;
+  redirectUris?: string[];
+  grantTypes: string[];
+  /** Space-separated; absent or null: every scope of the deployment. */
+  scope?: string | null;
+  tokenType?: string;
+}
+
+/** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
+export function redirectUriProblem(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `${uri} is not an absolute URI`;
+  }
+  if (url.hash || uri.includes('#')) return `${uri} must not contain a fragment`;
+  if (/^(javascript|data|vbscript|file):$/i.test(url.protocol)) return `${uri}: scheme ${url.protocol} is not allowed`;
+  if (url.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+    return `${uri}: plain http is only allowed for 127.0.0.1, [::1] and localhost`;
+  return null;
+}
+
+export function clientSecretProblem(secret: string): string | null {
+  return secret.length < MIN_CLIENT_SECRET_LENGTH
+    ? `must have at least ${MIN_CLIENT_SECRET_LENGTH} characters (it is stored as a SHA-256 hash, sound only for a high-entropy secret); omit it to get a generated one`
+    : null;
+}
+
+/** Checks a new client against every rule; throws InvalidInput naming the first broken field. */
+export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 'createdAt' | 'secretHash'> & { secret: string | null } {
+  const bad = (field: string, message: string): never => {
+    throw new InvalidInput(`${field}: ${message}`, { [field]: message });
+  };
+  if (!CLIENT_ID.test(input.id)) bad('client_id', 'a client id is 1-128 letters, digits or . _ ~ -');
+  const isPublic = input.public === true;
+  if (isPublic && input.secret !== undefined) bad('client_secret', 'a public client has no secret');
+  if (input.secret !== undefined) {
+    const problem = clientSecretProblem(input.secret);
+    if (problem) bad('client_secret', problem);
+  }
+  const tokenType = input.tokenType ?? 'bearer';
+  if (tokenType !== 'bearer' && tokenType !== 'mac') bad('token_type', 'must be bearer or mac');
+  if (input.grantTypes.length === 0) bad('grant_types', `give at least one grant (${GRANT_TYPES.join(', ')})`);
+  for (const g of input.grantTypes) if (!(GRANT_TYPES as readonly string[]).includes(g)) bad('grant_types', `${g} is not one of ${GRANT_TYPES.join(', ')}`);
+  const grantTypes = [...new Set(input.grantTypes)] as GrantType[];
+  if (isPublic && grantTypes.includes('client_credentials')) bad('grant_types', 'a public client cannot use client_credentials');
+  const redirectUris = [...new Set(input.redirectUris ?? [])];
+  if ((grantTypes.includes('authorization_code') || grantTypes.includes('implicit')) && redirectUris.length === 0)
+    bad('redirect_uris', 'authorization_code and implicit need at least one redirect URI');
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) bad('redirect_uris', problem);
+  }
+  const name = input.name?.trim();
+  if (input.name !== undefined && (name === '' || input.name.length > 100)) bad('name', 'must be 1-100 characters');
+  let scope: string | null = null;
+  if (input.scope !== undefined && input.scope !== null) {
+    const parsed = parseScope(input.scope.trim().replace(/\s+/g, ' '));
+    const universe = scopeUniverse(ctx.collections);
+    if (!parsed || parsed.length === 0) bad('scope', 'must list scope values separated by spaces');
+    const unknown = parsed!.filter((s) => !universe.includes(s));
+    if (unknown.length) bad('scope', `unknown scope ${unknown.join(' ')} (known: ${universe.join(' ')})`);
+    scope = canonicalScope(parsed!, universe).join(' ');
+  }
+  const secret = isPublic ? null : (input.secret ?? randomSecret(32));
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType };
+}
+
+/** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
+export async function registerClient(ctx: AppContext, input: NewClient): Promise<{ client: Client; secret: string | null }> {
+  const { secret, ...checked } = checkNewClient(ctx, input);
+  const client: Client = { ...checked, secretHash: secret === null ? null : sha256(secret), createdAt: Date.now() };
+  try {
+    await write(ctx.store, async (tx) => {
+      if (await findClientRecord(tx, client.id)) throw new AlreadyExists(`a client "${client.id}" already exists`);
+      await insertClient(tx, client);
+    });
+  } catch (e) {
+    if (!(e instanceof AlreadyExists) && (await clientExists(ctx.store, client.id))) throw new AlreadyExists(`a client "${client.id}" already exists`);
+    throw e;
+  }
+  return { client, secret };
+}
+
+// Registered clients are read on every token request; a one-second cache spares the database the
+// repeats while keeping a change made on another instance visible within a second.
+const CLIENT_CACHE_MS = 1000;
+const CLIENT_CACHE_MAX = 1000;
+
+/** The registered client; `fresh` reads past the cache (a secret that does not match the cached one may be new). */
+export async function findClient(ctx: AppContext, id: string, fresh = false): Promise<Client | null> {
+  const now = Date.now();
+  const cache = contextCache(ctx, 'clients', () => new RevalidatingCache<Client>(ctx, CLIENT_CACHE_MS, CLIENT_CACHE_MAX));
+  const cached = fresh ? undefined : cache.get(id, now);
+  if (cached !== undefined) return cached;
+  const record = await findClientRecord(ctx.store, id);
+  if (!record) return null; // not remembered: a client added a moment later is usable at once
+  const client = toClient(record);
+  cache.set(id, client, now);
+  return client;
+}
+
+export async function listClients(ctx: AppContext): Promise<Client[]> {
+  return (await listClientRecords(ctx.store)).map(toClient);
+}
+
+export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
+  return anyClient(ctx.store);
+}
+
+/** Removes a client: its grants and tokens end, its credentials stop working. Null when there is no such client. */
+export async function removeClient(ctx: AppContext, id: string): Promise<Revoked | null> {
+  return write(ctx.store, async (tx) => {
+    if (!(await deleteClient(tx, id))) return null;
+    return revokeAllOf(ctx, tx, { clientId: id }, 'client removed');
+  });
+}
+
+/**
+ * Gives a confidential client a new secret. The old one stops working within the client cache's
+ * second on every instance, at once where the notice reaches it (this process; every instance
+ * with Redis), as for a revocation. Tokens already issued stay valid: to end them too, remove
+ * the client. Null when there is no such client.
+ */
+export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: string): Promise<{ client: Client; secret: string } | null> {
+  if (chosen !== undefined) {
+    const problem = clientSecretProblem(chosen);
+    if (problem) throw new InvalidInput(`client_secret: ${problem}`, { client_secret: problem });
+  }
+  const secret = chosen ?? randomSecret(32);
+  const secretHash = sha256(secret);
+  return write(ctx.store, async (tx) => {
+    const record = await findClientRecord(tx, id);
+    if (!record) return null;
+    if (record.public) throw new NotApplicable(`client "${id}" is public: it has no secret`);
+    await updateClientSecret(tx, id, secretHash);
+    tx.afterCommit(() => announceRevocation(ctx));
+    return { client: toClient({ ...record, secretHash }), secret };
+  });
+}
+
+/** What a client looks like to its owner (CLI output, admin API): never the secret hash. */
+export function describeClient(client: Client): Record<string, unknown> {
+  return {
+    client_id: client.id,
+    name: client.name,
+    type: client.public ? 'public' : 'confidential',
+    redirect_uris: client.redirectUris,
+    grant_types: client.grantTypes,
+    scope: client.scope,
+    token_type: client.tokenType,
+    created_at: new Date(client.createdAt).toISOString(),
+  };
+}

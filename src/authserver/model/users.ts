@@ -1,0 +1,85 @@
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../../contract/context.js';
+import { AlreadyExists, InvalidInput } from '../../contract/errors.js';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/crypto/secrets.js';
+import { write } from '../../platform/store/write-path.js';
+import { deleteSessionsOfUser } from '../store/sessions.js';
+import { anyUser, deleteUser, findUserCredentials, findUserRecordById, findUserRecordByUsername, insertUser, listUserRecords, type UserRecord } from '../store/users.js';
+import { revokeAllOf, type Revoked } from '../tokens.js';
+
+// Resource owners and their rules. A user's subject (the owner of what their tokens create) is
+// `user:<id>`. The CLI, the demo and the admin API go through this module.
+
+export type User = UserRecord;
+
+export const userSubject = (userId: string) => `user:${userId}`;
+export const clientSubject = (clientId: string) => `client:${clientId}`;
+
+const USERNAME = /^[A-Za-z0-9._@+-]{1,128}$/;
+export const MIN_PASSWORD_LENGTH = 8;
+
+export function usernameProblem(username: string): string | null {
+  return USERNAME.test(username) ? null : 'a username is 1-128 letters, digits or . _ @ + -';
+}
+
+export function passwordProblem(password: string): string | null {
+  return password.length < MIN_PASSWORD_LENGTH ? `the password must have at least ${MIN_PASSWORD_LENGTH} characters` : null;
+}
+
+export async function createUser(ctx: AppContext, username: string, password: string): Promise<User> {
+  const problems: Record<string, string> = {};
+  const u = usernameProblem(username);
+  if (u) problems.username = u;
+  const p = passwordProblem(password);
+  if (p) problems.password = p;
+  if (Object.keys(problems).length) throw new InvalidInput(Object.values(problems)[0], problems);
+  const user = { id: uuidv7(), username, createdAt: Date.now(), passwordHash: await hashPassword(password) };
+  try {
+    await write(ctx.store, async (tx) => {
+      if (await findUserRecordByUsername(tx, username)) throw new AlreadyExists(`a user named "${username}" already exists`);
+      await insertUser(tx, user);
+    });
+  } catch (e) {
+    if (!(e instanceof AlreadyExists) && (await findUserRecordByUsername(ctx.store, username))) throw new AlreadyExists(`a user named "${username}" already exists`);
+    throw e;
+  }
+  return { id: user.id, username, createdAt: user.createdAt };
+}
+
+export function findUserById(ctx: AppContext, id: string): Promise<User | null> {
+  return findUserRecordById(ctx.store, id);
+}
+
+export function findUserByUsername(ctx: AppContext, username: string): Promise<User | null> {
+  return findUserRecordByUsername(ctx.store, username);
+}
+
+export function listUsers(ctx: AppContext): Promise<User[]> {
+  return listUserRecords(ctx.store);
+}
+
+export function anyUserRegistered(ctx: AppContext): Promise<boolean> {
+  return anyUser(ctx.store);
+}
+
+/**
+ * Removes a user: the grants they gave and their tokens end, their sign-in sessions close. The
+ * records they own stay (owned by their subject, which no new user can take: ids are never reused).
+ */
+export async function removeUser(ctx: AppContext, username: string): Promise<(Revoked & { user: User; sessions: number }) | null> {
+  return write(ctx.store, async (tx) => {
+    const user = await findUserRecordByUsername(tx, username);
+    if (!user) return null;
+    await deleteUser(tx, user.id);
+    const sessions = await deleteSessionsOfUser(tx, user.id);
+    const revoked = await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'user removed');
+    return { ...revoked, sessions, user };
+  });
+}
+
+/** The user whose password this is, or null; an unknown user costs the same argon2 work. */
+export async function verifyUserCredentials(ctx: AppContext, username: string, password: string): Promise<User | null> {
+  const found = await findUserCredentials(ctx.store, username);
+  const ok = await verifyPassword(found?.passwordHash ?? (await decoyPasswordHash()), password);
+  return found && ok ? { id: found.id, username: found.username, createdAt: found.createdAt } : null;
+}

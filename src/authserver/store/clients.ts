@@ -1,0 +1,77 @@
+import type { ClientsTable } from '../../platform/store/schema.js';
+import { count, sqlOf, type On } from '../../platform/store/sql.js';
+import type { WriteTx } from '../../platform/store/write-path.js';
+
+// Owner of the clients table. Booleans and JSON columns are mapped here; the rest of the program
+// sees ClientRecord.
+
+export interface ClientRecord {
+  id: string;
+  name: string;
+  public: boolean;
+  secretHash: string | null;
+  redirectUris: string[];
+  grantTypes: string[];
+  /** Registered scope; null means every scope of the deployment. */
+  scope: string | null;
+  tokenType: string;
+  createdAt: number;
+}
+
+function fromRow(row: ClientsTable): ClientRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    public: Number(row.public) === 1,
+    secretHash: row.secret_hash,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    grantTypes: JSON.parse(row.grant_types) as string[],
+    scope: row.scope,
+    tokenType: row.token_type,
+    createdAt: Number(row.created_at),
+  };
+}
+
+export async function findClientRecord(on: On, id: string): Promise<ClientRecord | null> {
+  const row = await sqlOf(on).selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? fromRow(row) : null;
+}
+
+export async function clientExists(on: On, id: string): Promise<boolean> {
+  return (await sqlOf(on).selectFrom('clients').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+export async function listClientRecords(on: On): Promise<ClientRecord[]> {
+  const rows = await sqlOf(on).selectFrom('clients').selectAll().orderBy('created_at').execute();
+  return rows.map(fromRow);
+}
+
+export async function anyClient(on: On): Promise<boolean> {
+  return (await sqlOf(on).selectFrom('clients').select('id').limit(1).execute()).length > 0;
+}
+
+export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<void> {
+  await sqlOf(tx)
+    .insertInto('clients')
+    .values({
+      id: client.id,
+      name: client.name,
+      secret_hash: client.secretHash,
+      public: client.public ? 1 : 0,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      grant_types: JSON.stringify(client.grantTypes),
+      scope: client.scope,
+      token_type: client.tokenType,
+      created_at: client.createdAt,
+    })
+    .execute();
+}
+
+/** True when there was such a client. */
+export async function deleteClient(tx: WriteTx, id: string): Promise<boolean> {
+  return count(await sqlOf(tx).deleteFrom('clients').where('id', '=', id).executeTakeFirst()) > 0;
+}
+
+export async function updateClientSecret(tx: WriteTx, id: string, secretHash: string): Promise<void> {
+  await sqlOf(tx).updateTable('clients').set({ secret_hash: secretHash }).where('id', '=', id).execute();
+}

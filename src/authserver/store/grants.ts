@@ -1,0 +1,136 @@
+import type { CompiledQuery, InferResult, Kysely } from 'kysely';
+import type { AccessTokensTable, AuthorizationCodesTable, Database, GrantsTable, RefreshTokensTable } from '../../platform/store/schema.js';
+import { preparedInsert } from '../../platform/store/prepared-insert.js';
+import { compiledOnce, count, sqlOf, type On } from '../../platform/store/sql.js';
+import type { WriteTx } from '../../platform/store/write-path.js';
+
+// Owner of a grant and everything issued under it: the grants, access_tokens, refresh_tokens and
+// authorization_codes tables. Only hashes of tokens and codes are stored (access tokens are found
+// by their non-secret selector, then checked against the hash by the caller).
+
+export type GrantRow = GrantsTable;
+export type AccessTokenRow = AccessTokensTable;
+export type RefreshTokenRow = RefreshTokensTable;
+export type CodeRow = AuthorizationCodesTable;
+
+export async function insertGrant(tx: WriteTx, row: GrantRow): Promise<void> {
+  await sqlOf(tx).insertInto('grants').values(row).execute();
+}
+
+export async function findGrantRow(on: On, id: string): Promise<GrantRow | null> {
+  return (await sqlOf(on).selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+}
+
+/** Marks the grant revoked (its tokens die with it); false when it already was, or is unknown. */
+export async function revokeGrantRow(tx: WriteTx, id: string, reason: string, now: number): Promise<boolean> {
+  const r = await sqlOf(tx).updateTable('grants').set({ revoked_at: now, revoked_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  return count(r) > 0;
+}
+
+/** Whose grants and tokens to end: everything a client holds, or everything a subject authorized. */
+export type Holder = { clientId: string } | { subject: string };
+
+/**
+ * Ends every grant and access token of a client or subject, and deletes their unredeemed codes
+ * (a later redemption is an unknown code, not a replay). Refresh tokens die with their grants.
+ */
+export async function revokeAllRowsOf(tx: WriteTx, holder: Holder, reason: string, now: number): Promise<{ grants: number; accessTokens: number }> {
+  const db = sqlOf(tx);
+  const [column, value] = 'clientId' in holder ? (['client_id', holder.clientId] as const) : (['subject', holder.subject] as const);
+  const grants = await db.updateTable('grants').set({ revoked_at: now, revoked_reason: reason }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
+  const tokens = await db.updateTable('access_tokens').set({ revoked_at: now }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
+  await db.deleteFrom('authorization_codes').where(column, '=', value).where('used_at', 'is', null).execute();
+  return { grants: count(grants), accessTokens: count(tokens) };
+}
+
+const insertAccessTokenRow = preparedInsert('access_tokens', [
+  'id',
+  'hash',
+  'grant_id',
+  'client_id',
+  'subject',
+  'scope',
+  'token_type',
+  'key_id',
+  'expires_at',
+  'revoked_at',
+  'created_at',
+]);
+
+export async function insertTokens(tx: WriteTx, access: AccessTokenRow, refresh: RefreshTokenRow | null): Promise<void> {
+  await insertAccessTokenRow(sqlOf(tx), access);
+  if (refresh) await sqlOf(tx).insertInto('refresh_tokens').values(refresh).execute();
+}
+
+/** An access token row with the state of its grant (null columns when it has none or it is gone). */
+export type AccessTokenWithGrant = InferResult<ReturnType<typeof accessTokenQuery>>[number];
+
+function accessTokenQuery(db: Kysely<Database>) {
+  return db
+    .selectFrom('access_tokens as a')
+    .leftJoin('grants as g', 'g.id', 'a.grant_id')
+    .select([
+      'a.id',
+      'a.hash',
+      'a.grant_id',
+      'a.client_id',
+      'a.subject',
+      'a.scope',
+      'a.token_type',
+      'a.key_id',
+      'a.expires_at',
+      'a.revoked_at',
+      'a.created_at',
+      'g.id as grant_found',
+      'g.expires_at as grant_expires_at',
+      'g.revoked_at as grant_revoked_at',
+    ])
+    .where('a.id', '=', '');
+}
+
+/** The access token with this selector, whatever its state. Runs on every token check: compiled once. */
+export async function findAccessTokenWithGrant(on: On, selector: string): Promise<AccessTokenWithGrant | null> {
+  const db = sqlOf(on);
+  const query = compiledOnce(db, 'access-token-with-grant', () => accessTokenQuery(db).compile()) as CompiledQuery<AccessTokenWithGrant>;
+  return (await db.executeQuery<AccessTokenWithGrant>({ ...query, parameters: [selector] })).rows[0] ?? null;
+}
+
+export async function revokeAccessTokenRow(tx: WriteTx, id: string, now: number): Promise<boolean> {
+  return count(await sqlOf(tx).updateTable('access_tokens').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()) > 0;
+}
+
+export async function findRefreshTokenRow(on: On, hash: string): Promise<RefreshTokenRow | null> {
+  return (await sqlOf(on).selectFrom('refresh_tokens').selectAll().where('hash', '=', hash).executeTakeFirst()) ?? null;
+}
+
+/** Retires a refresh token; of two racing claims exactly one gets true. */
+export async function claimRefreshToken(tx: WriteTx, hash: string, now: number): Promise<boolean> {
+  return count(await sqlOf(tx).updateTable('refresh_tokens').set({ used_at: now }).where('hash', '=', hash).where('used_at', 'is', null).executeTakeFirst()) === 1;
+}
+
+export async function insertCode(tx: WriteTx, row: CodeRow): Promise<void> {
+  await sqlOf(tx).insertInto('authorization_codes').values(row).execute();
+}
+
+export async function findCodeRow(on: On, hash: string): Promise<CodeRow | null> {
+  return (await sqlOf(on).selectFrom('authorization_codes').selectAll().where('hash', '=', hash).executeTakeFirst()) ?? null;
+}
+
+/** Marks a code used and ties it to the grant it becomes; of two racing redemptions exactly one gets true. */
+export async function claimCode(tx: WriteTx, hash: string, grantId: string, now: number): Promise<boolean> {
+  const r = await sqlOf(tx).updateTable('authorization_codes').set({ used_at: now, grant_id: grantId }).where('hash', '=', hash).where('used_at', 'is', null).executeTakeFirst();
+  return count(r) === 1;
+}
+
+/** Deletes what can no longer matter (ended before `cutoff`); used codes stay while their grant can live, so a late replay still revokes it. */
+export async function purgeEndedGrants(on: On, cutoff: number): Promise<Record<string, number>> {
+  const db = sqlOf(on);
+  return {
+    access_tokens: count(await db.deleteFrom('access_tokens').where('expires_at', '<', cutoff).executeTakeFirst()),
+    refresh_tokens: count(await db.deleteFrom('refresh_tokens').where('expires_at', '<', cutoff).executeTakeFirst()),
+    grants: count(await db.deleteFrom('grants').where('expires_at', '<', cutoff).executeTakeFirst()),
+    authorization_codes: count(
+      await db.deleteFrom('authorization_codes').where('expires_at', '<=', cutoff).where('grant_expires_at', '<=', cutoff).executeTakeFirst(),
+    ),
+  };
+}

@@ -1,0 +1,223 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import type { AppContext } from '../contract/context.js';
+import { deriveMacKey } from '../contract/mac-key.js';
+import { announceRevocation } from '../contract/revocation-notices.js';
+import { formatScope } from './scope-request.js';
+import { newAccessToken, randomSecret, sha256 } from '../platform/crypto/secrets.js';
+import { write, writeGrouped, type WriteTx } from '../platform/store/write-path.js';
+import { audit, type AuditEvent, type AuditFields } from './audit.js';
+import type { Client, GrantType, TokenType } from './model/client.js';
+import {
+  findGrantRow,
+  insertGrant,
+  insertTokens,
+  revokeAccessTokenRow,
+  revokeAllRowsOf,
+  revokeGrantRow,
+  type AccessTokenRow,
+  type GrantRow,
+  type Holder,
+  type RefreshTokenRow,
+} from './store/grants.js';
+
+// Grants and the tokens issued from them. Tokens are opaque random strings (256 bits; an access
+// token also carries a non-secret selector, see newAccessToken); only their SHA-256 is stored.
+// An access token issued under a grant is valid only while both are unrevoked and unexpired — so
+// revoking a grant kills every token issued from it at once, on every instance.
+//
+// issueTokens is the one pipeline of all five grants: mint → persist (with the grant's own claim,
+// in one transaction) → audit. revokeAfterReplay is the one answer to a replayed code or refresh
+// token: revoke the grant → audit.
+
+export type { Holder } from './store/grants.js';
+
+/** The access token response record of SPEC.md (plus the mac fields of draft-ietf-oauth-v2-http-mac-02). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: TokenType;
+  expires_in: number;
+  refresh_token?: string;
+  scope: string;
+  mac_key?: string;
+  mac_algorithm?: 'hmac-sha-256';
+}
+
+export interface Grant {
+  id: string;
+  clientId: string;
+  subject: string;
+  scope: string;
+  expiresAt: number;
+}
+
+export interface Revoked {
+  grants: number;
+  accessTokens: number;
+}
+
+export async function findGrant(ctx: AppContext, id: string): Promise<(Grant & { revokedAt: number | null }) | null> {
+  const row = await findGrantRow(ctx.store, id);
+  return row
+    ? { id: row.id, clientId: row.client_id, subject: row.subject, scope: row.scope, expiresAt: Number(row.expires_at), revokedAt: row.revoked_at === null ? null : Number(row.revoked_at) }
+    : null;
+}
+
+/** Revokes a grant and with it every access and refresh token issued from it, and announces it. */
+export async function revokeGrant(ctx: AppContext, grantId: string, reason: string): Promise<boolean> {
+  return write(ctx.store, async (tx) => {
+    const revoked = await revokeGrantRow(tx, grantId, reason, Date.now());
+    if (revoked) tx.afterCommit(() => announceRevocation(ctx));
+    return revoked;
+  });
+}
+
+/** Ends one access token (RFC 7009 revocation by its client). */
+export async function revokeAccessToken(ctx: AppContext, id: string): Promise<void> {
+  await write(ctx.store, async (tx) => {
+    await revokeAccessTokenRow(tx, id, Date.now());
+    tx.afterCommit(() => announceRevocation(ctx));
+  });
+}
+
+/**
+ * Ends every grant and access token of a client or subject at once (client or user removal), and
+ * deletes their unredeemed authorization codes, inside the caller's write; announced once committed.
+ */
+export async function revokeAllOf(ctx: AppContext, tx: WriteTx, holder: Holder, reason: string): Promise<Revoked> {
+  const revoked = await revokeAllRowsOf(tx, holder, reason, Date.now());
+  tx.afterCommit(() => announceRevocation(ctx));
+  return revoked;
+}
+
+/** A replayed code or refresh token: whoever holds it now, the tokens issued from its grant are no longer trusted. */
+export async function revokeAfterReplay(
+  ctx: AppContext,
+  log: FastifyBaseLogger,
+  grantId: string | null,
+  event: Extract<AuditEvent, 'code.replayed' | 'refresh.reused'>,
+  fields: AuditFields,
+): Promise<void> {
+  if (grantId) await revokeGrant(ctx, grantId, event === 'code.replayed' ? 'code replayed' : 'refresh token reused');
+  audit(log, event, { ...fields, grant_id: grantId });
+}
+
+/** Whether the client gets refresh tokens: only when registered for the refresh_token grant. */
+export function issuesRefreshTokens(client: Client): boolean {
+  return client.grantTypes.includes('refresh_token');
+}
+
+export interface IssueRequest {
+  grantType: GrantType;
+  client: Client;
+  subject: string;
+  /**
+   * The grant the tokens belong to: a new one (stored with the tokens), an existing one (refresh),
+   * or none for a token that stands alone (client_credentials; valid until `expiresAt` at most).
+   */
+  grant: { new: { scope: string[]; expiresAt: number } } | { existing: Grant } | { none: { expiresAt: number } };
+  /** The access token's scope (may be narrower than the grant's). */
+  scope: string[];
+  /** Issue a refresh token carrying this scope (null: no refresh token). */
+  refreshScope: string[] | null;
+  /** Runs first in the transaction (claim the code or refresh token); false: nothing is issued. */
+  claim?: (tx: WriteTx, grantId: string | null) => Promise<boolean>;
+  /** Share a commit with other token requests of the same moment (no claim, no new grant). */
+  grouped?: boolean;
+  /** The audit line written once the tokens are stored. */
+  audit: { event: Extract<AuditEvent, 'grant.issued' | 'token.refreshed'>; fields?: AuditFields };
+}
+
+/**
+ * The token pipeline. Neither token outlives the grant: expires_in is the smaller of the configured
+ * lifetime and what remains of the grant. Null when the claim failed (nothing was stored).
+ */
+export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: IssueRequest): Promise<TokenResponse | null> {
+  const now = Date.now();
+  const grant: Grant | null =
+    'new' in req.grant
+      ? { id: uuidv7(), clientId: req.client.id, subject: req.subject, scope: formatScope(req.grant.new.scope), expiresAt: req.grant.new.expiresAt }
+      : 'existing' in req.grant
+        ? req.grant.existing
+        : null;
+  const endsAt = grant ? grant.expiresAt : (req.grant as { none: { expiresAt: number } }).none.expiresAt;
+  // Minted outside the transaction: the key ring may read the database.
+  const minted = await mint(ctx, req, grant?.id ?? null, endsAt, now);
+  const persist = async (tx: WriteTx): Promise<boolean> => {
+    if (req.claim && !(await req.claim(tx, grant?.id ?? null))) return false;
+    if (grant && 'new' in req.grant) await insertGrant(tx, grantRow(grant, now));
+    await insertTokens(tx, minted.access, minted.refresh);
+    return true;
+  };
+  if (req.grouped && !req.claim && !('new' in req.grant)) await writeGrouped(ctx.store, async (tx) => void (await persist(tx)));
+  else if (!(await write(ctx.store, persist))) return null;
+  audit(log, req.audit.event, {
+    grant_type: req.audit.event === 'grant.issued' ? req.grantType : undefined,
+    client_id: req.client.id,
+    subject: req.subject,
+    grant_id: grant?.id,
+    scope: minted.response.scope,
+    ...req.audit.fields,
+  });
+  return minted.response;
+}
+
+function grantRow(grant: Grant, now: number): GrantRow {
+  return {
+    id: grant.id,
+    client_id: grant.clientId,
+    subject: grant.subject,
+    scope: grant.scope,
+    expires_at: grant.expiresAt,
+    revoked_at: null,
+    revoked_reason: null,
+    created_at: now,
+  };
+}
+
+async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, endsAt: number, now: number) {
+  const { auth } = ctx.config;
+  const accessExpiresAt = Math.min(now + auth.accessTokenTtl * 1000, endsAt);
+  const { token: accessToken, id: accessId, hash: accessHash } = newAccessToken();
+  const tokenType = req.client.tokenType;
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: tokenType,
+    expires_in: Math.max(0, Math.floor((accessExpiresAt - now) / 1000)),
+    scope: formatScope(req.scope),
+  };
+  let keyId: string | null = null;
+  if (tokenType === 'mac') {
+    keyId = (await ctx.keys.currentKey()).id;
+    response.mac_key = (await deriveMacKey(ctx.keys, keyId, accessToken))!;
+    response.mac_algorithm = 'hmac-sha-256';
+  }
+  const access: AccessTokenRow = {
+    id: accessId,
+    hash: accessHash,
+    grant_id: grantId,
+    client_id: req.client.id,
+    subject: req.subject,
+    scope: response.scope,
+    token_type: tokenType,
+    key_id: keyId,
+    expires_at: accessExpiresAt,
+    revoked_at: null,
+    created_at: now,
+  };
+  let refresh: RefreshTokenRow | null = null;
+  if (req.refreshScope && grantId !== null) {
+    const refreshToken = randomSecret(32);
+    refresh = {
+      hash: sha256(refreshToken),
+      grant_id: grantId,
+      client_id: req.client.id,
+      scope: formatScope(req.refreshScope),
+      expires_at: Math.min(now + auth.refreshTokenTtl * 1000, endsAt),
+      used_at: null,
+      created_at: now,
+    };
+    response.refresh_token = refreshToken;
+  }
+  return { response, access, refresh };
+}

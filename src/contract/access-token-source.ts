@@ -1,0 +1,19 @@
+import type { AccessTokensTable } from '../platform/store/schema.js';
+
+// What the active-token check (active-token.ts) needs from whoever stores the tokens: the
+// authorization server provides it over its own tables, and main/context.ts wires it in.
+
+/** An access token as stored, with the state of its grant (null columns when it has none or it is gone). */
+export interface StoredAccessToken extends AccessTokensTable {
+  grant_found: string | null;
+  grant_expires_at: number | null;
+  grant_revoked_at: number | null;
+}
+
+/** How the active-token check reads tokens: the authorization server's store provides it. */
+export interface AccessTokenSource {
+  /** The stored token with this selector, whatever its state, or null. */
+  find(selector: string): Promise<StoredAccessToken | null>;
+  /** Whether the client is registered now (a removed client's tokens die with it). */
+  clientRegistered(clientId: string): Promise<boolean>;
+}

@@ -1,0 +1,89 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { scopeName } from './scope-name.js';
+import type { CollectionConfig } from '../platform/config/schema.js';
+import type { ColumnKind } from '../platform/store/dialect.js';
+import { SYSTEM_SORT_FIELDS, isSystemSortField } from '../platform/config/record-fields.js';
+import { scalarFieldType, type FieldType, type ScalarField } from '../platform/config/field-types.js';
+
+// A configured collection as the rest of the code sees it: its table, the columns that mirror
+// its filter and sort fields, its parent and children, and its compiled validator.
+
+export type Access = 'owner' | 'shared';
+
+export interface FieldColumn {
+  field: string;
+  column: string;
+  /** The field's type as the config declares or implies it (field-types.ts): its type, nullability and enum values. */
+  type: ScalarField;
+  kind: ColumnKind;
+}
+
+export interface CollectionModel {
+  name: string;
+  title: string;
+  table: string;
+  access: Access;
+  schema: Record<string, unknown>;
+  properties: Record<string, Record<string, unknown>>;
+  parent: { collection: string; field: string } | null;
+  children: string[];
+  /** Fields that take `<field>=<value>` filters (the parent field included). */
+  filters: string[];
+  /** Fields accepted by `sortby` (system fields included). */
+  sort: string[];
+  /** User fields mirrored into x_<field> columns for indexed filtering and sorting. */
+  columns: FieldColumn[];
+  attachments: { maxBytes: number; types: string[] } | null;
+  validate: ValidateFunction;
+}
+
+export type CollectionRegistry = ReadonlyMap<string, CollectionModel> & {
+  /** Every scope of the deployment, in the deployment's order. */
+  readonly scopes: readonly string[];
+};
+
+
+const KINDS: Record<FieldType, ColumnKind> = { string: 'text', integer: 'integer', number: 'real', boolean: 'boolean' };
+
+function fieldColumn(field: string, property: Record<string, unknown> | undefined): FieldColumn {
+  // The config loader has refused every filter/sort field without a scalar type.
+  const type = scalarFieldType(property);
+  return { field, column: `x_${field}`, type, kind: KINDS[type.type] };
+}
+
+export function buildCollections(collections: Record<string, CollectionConfig>): CollectionRegistry {
+  const ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, useDefaults: false });
+  addFormats.default(ajv);
+  const registry = new Map<string, CollectionModel>();
+  for (const [name, c] of Object.entries(collections)) {
+    const parentConfig = c.parent ? collections[c.parent.collection] : undefined;
+    const access: Access = parentConfig ? (parentConfig.access ?? 'owner') : (c.access ?? 'owner');
+    const properties = c.schema.properties as Record<string, Record<string, unknown>>;
+    const columnFields = [...new Set([...c.filters, ...c.sort])].filter(
+      (f) => !isSystemSortField(f) && f !== c.parent?.field,
+    );
+    // The stored document is validated without the server-owned fields, which are rejected earlier.
+    const declared = c.schema as Record<string, unknown>;
+    const schema = { ...declared, additionalProperties: declared.additionalProperties ?? false };
+    registry.set(name, {
+      name,
+      title: c.title ?? name,
+      table: `r_${name}`,
+      access,
+      schema,
+      properties,
+      parent: c.parent ? { collection: c.parent.collection, field: c.parent.field } : null,
+      children: Object.entries(collections)
+        .filter(([, o]) => o.parent?.collection === name)
+        .map(([n]) => n),
+      filters: [...new Set([...(c.parent ? [c.parent.field] : []), ...c.filters])],
+      sort: [...new Set([...SYSTEM_SORT_FIELDS, ...c.sort])],
+      columns: columnFields.map((field) => fieldColumn(field, properties[field])),
+      attachments: c.attachments ? { maxBytes: c.attachments.maxBytes, types: c.attachments.types } : null,
+      validate: ajv.compile(schema),
+    });
+  }
+  const scopes = Object.freeze([...registry.keys()].flatMap((name) => [scopeName(name, 'read'), scopeName(name, 'write')]));
+  return Object.assign(registry, { scopes });
+}

@@ -1,0 +1,18 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../platform/config/load.js';
+import type { Store } from '../platform/store/dialect.js';
+import type { CollectionRegistry } from './collections.js';
+import type { KeyRing } from '../platform/crypto/keys.js';
+import type { AccessTokenSource } from './access-token-source.js';
+
+/** What every part of a running gatehouse shares: built once at start-up (main/context.ts), never changed after. */
+export interface AppContext {
+  readonly config: Readonly<Config>;
+  store: Store;
+  redis: Redis | null;
+  collections: CollectionRegistry;
+  /** The server's HMAC keys (CSRF tokens, mac_key derivation), shared through the database. */
+  keys: KeyRing;
+  /** The active-token check's lookup, provided by the authorization server's store. */
+  accessTokens: AccessTokenSource;
+}

@@ -1,0 +1,82 @@
+import https from 'node:https';
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { AppContext } from '../contract/context.js';
+import type { Certificate } from '../platform/http/tls.js';
+import '../platform/http/route-config.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from '../platform/http/error-handler.js';
+import { registerJsonParser } from '../platform/http/body-parsers.js';
+import { applyMethodOverride } from '../platform/http/method-override.js';
+import { registerHttpPolicy } from '../platform/http/headers.js';
+import { registerAvailability } from './availability.js';
+import { registerHealth } from './health.js';
+import { gone, notFound } from '../platform/http/errors.js';
+import { registerResourceApi } from '../api/routes.js';
+import { registerAuthorizationServer } from '../authserver/routes.js';
+
+export interface BuildOptions {
+  logLevel?: string;
+}
+
+/** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers of SPEC.md. */
+export async function buildApp(ctx: AppContext, cert: Certificate, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const { config } = ctx;
+  const idPrefix = randomBytes(4).toString('hex');
+  let requestCount = 0;
+  // Log lines are written without blocking the event loop (flushed when the server closes).
+  const logDestination = pino.destination({ dest: 1, sync: false });
+  const app = Fastify({
+    logger: {
+      level: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
+      redact: ['req.headers.authorization', 'req.headers.cookie'],
+      stream: logDestination,
+    },
+    logController: new LogController({ disableRequestLogging: process.env.GATEHOUSE_REQUEST_LOGS !== '1' }),
+    bodyLimit: config.server.bodyLimit,
+    trustProxy: config.server.trustProxy,
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    genReqId: () => `${idPrefix}-${(++requestCount).toString(36)}`,
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
+    serverFactory: (handler) => {
+      const server = https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+        applyMethodOverride(req);
+        handler(req, res);
+      });
+      // Longer than the idle timeout of common load balancers (60 s), as Fastify's own default.
+      server.keepAliveTimeout = 72_000;
+      return server;
+    },
+  });
+
+  app.addHook('onClose', async () => logDestination.flushSync());
+  registerErrorHandling(app);
+  registerJsonParser(app);
+  registerHttpPolicy(app, config);
+  const availability = await registerAvailability(app, ctx);
+
+  await app.register(
+    async (scoped) => {
+      registerHealth(scoped, ctx, availability);
+      if (config.servesAuth) await registerAuthorizationServer(scoped, ctx);
+      if (config.servesResources) await registerResourceApi(scoped, ctx);
+    },
+    { prefix: config.basePath },
+  );
+
+  const retired = new RegExp(`^${escapeRegExp(config.basePath)}/v(\\d+)(/|$)`);
+  app.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?')[0];
+    const version = retired.exec(path)?.[1];
+    if (version !== undefined && config.api.retiredVersions.includes(Number(version)))
+      throw gone(`API version v${version} is retired`, { version: `use v${config.api.version}` });
+    throw notFound('No such resource', { path: 'does not exist' });
+  });
+  return app;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

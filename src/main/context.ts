@@ -1,0 +1,42 @@
+import { Redis } from 'ioredis';
+import type { Config } from '../platform/config/load.js';
+import type { AppContext } from '../contract/context.js';
+import { openStore } from '../platform/store/dialect.js';
+import { migrateCore } from '../platform/store/migrations.js';
+import { buildCollections } from '../contract/collections.js';
+import { KeyRing } from '../platform/crypto/keys.js';
+import { syncResourceTables } from '../api/lifecycle.js';
+import { accessTokenSource } from '../authserver/lifecycle.js';
+
+/** Opens the stores and brings the database up to date: what every command needs. */
+export async function openContext(config: Config): Promise<AppContext> {
+  const store = await openStore(config.storage.database);
+  try {
+    const collections = buildCollections(config.collections);
+    await store.withMigrationLock(async () => {
+      await migrateCore(store);
+      await syncResourceTables(store, collections);
+    });
+    const redis = config.storage.redis
+      ? new Redis(config.storage.redis, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false })
+      : null;
+    if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
+    const keys = new KeyRing(store);
+    await keys.refresh();
+    return { config: freeze(config), store, redis, collections, keys, accessTokens: accessTokenSource(store) };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+/** The config is settled before anything is built from it; freezing makes a late change fail loudly. */
+function freeze(config: Config): Config {
+  for (const section of Object.values(config)) if (section && typeof section === 'object' && !Array.isArray(section)) Object.freeze(section);
+  return Object.freeze(config);
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.store.close();
+  if (ctx.redis) await ctx.redis.quit().catch(() => ctx.redis?.disconnect());
+}

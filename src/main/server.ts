@@ -1,0 +1,101 @@
+import net from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { withListeningPort, type Config } from '../platform/config/load.js';
+import type { AppContext } from '../contract/context.js';
+import { loadCertificate, type Certificate } from '../platform/http/tls.js';
+import { buildApp } from './app.js';
+import { closeContext, openContext } from './context.js';
+import { startSweeper } from './sweeper.js';
+import { listenForRevocations } from '../contract/revocation-notices.js';
+import { ensureDemoDeployment } from './demo.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+type Out = (line: string) => void;
+const stdout: Out = (l) => process.stdout.write(l + '\n');
+
+/**
+ * Starts gatehouse. With port 0 a free port is chosen first, so that the config (publicUrl
+ * included) is settled before the app is built from it and never changes afterwards.
+ */
+export async function startServer(config: Config, out: Out = stdout): Promise<RunningServer> {
+  for (let attempt = 1; ; attempt++) {
+    const picked = config.server.port === 0 ? await freePort(config.server.host) : null;
+    const settled = picked === null ? config : { ...withListeningPort(config, picked), server: { ...config.server, port: picked } };
+    try {
+      return await start(settled, out);
+    } catch (e) {
+      // Another process took the port between the choice and the listen: choose again.
+      if (picked !== null && (e as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 5) continue;
+      throw e;
+    }
+  }
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function start(config: Config, out: Out): Promise<RunningServer> {
+  const ctx = await openContext(config);
+  let app: FastifyInstance | null = null;
+  let cert: Certificate;
+  try {
+    cert = await loadCertificate(config);
+    app = await buildApp(ctx, cert);
+    await app.listen({ port: config.server.port, host: config.server.host, listenTextResolver: (a) => `listening on ${a.replace(/^http:/, 'https:')}` });
+  } catch (e) {
+    await app?.close();
+    await closeContext(ctx);
+    throw e;
+  }
+  return announce(ctx, app, cert, out);
+}
+
+async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate, out: Out): Promise<RunningServer> {
+  const c = ctx.config;
+  const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
+
+  const lines = [`gatehouse listening on ${c.publicUrl}`];
+  if (c.servesResources) lines.push(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
+  lines.push(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
+  lines.push(`  role           ${c.role}`);
+  lines.push(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redact(c.storage.redis)}` : ''}`);
+  lines.push(`  data dir       ${c.dataDir}`);
+  lines.push(`  config         ${c.file}`);
+  lines.push(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
+  // One write, so that whoever reads the banner sees it whole.
+  out([...lines, ...demoLines].join('\n'));
+
+  ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
+  const stopNotices = listenForRevocations(ctx, (message) => app.log.warn(message));
+  const stopSweeper = startSweeper(ctx, app.log);
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      stopSweeper();
+      await stopNotices();
+      await app.close();
+      await closeContext(ctx);
+    })());
+  return { app, ctx, close };
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+}
+
+function describeDatabase(url: string): string {
+  return url.startsWith('sqlite:') ? `SQLite ${url.slice(7)}` : `PostgreSQL ${redact(url)}`;
+}

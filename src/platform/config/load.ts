@@ -1,0 +1,249 @@
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { Ajv, type ErrorObject } from 'ajv';
+import { ConfigSchema, RATE_LIMIT_DEFAULTS, type RawConfig, type CollectionConfig } from './schema.js';
+import { SERVER_FIELDS, isSystemSortField } from './record-fields.js';
+import { FIELD_TYPES_TEXT, FieldTypeError, scalarFieldType } from './field-types.js';
+
+export type Role = 'all' | 'auth' | 'resource';
+
+export interface Config extends RawConfig {
+  /** The file the config came from (null for the built-in demo when none is found). */
+  file: string;
+  dataDir: string;
+  role: Role;
+  /** Absolute https URL without a trailing slash; may carry a path. */
+  publicUrl: string;
+  /** The path part of publicUrl ('' or '/api'): every route is served under it. */
+  basePath: string;
+  /** {auth_url}: where the authorization server answers. */
+  authUrl: string;
+  /** True when this process serves the authorization endpoints itself. */
+  servesAuth: boolean;
+  servesResources: boolean;
+}
+
+export interface ConfigOverrides {
+  file?: string;
+  dataDir?: string;
+  port?: number;
+  host?: string;
+  role?: Role;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`invalid config ${file}: ${field ? `${field}: ` : ''}${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const RESERVED_COLLECTIONS = new Set(['jobs', 'openapi', 'health', 'oauth']);
+
+export const DEMO_CONFIG = fileURLToPath(new URL('../../../examples/zoo/gatehouse.yaml', import.meta.url));
+
+/** Which config file to read: --config, else ./gatehouse.yaml, else the demo deployment. */
+export function resolveConfigFile(file?: string): string {
+  if (file) return path.resolve(file);
+  const local = path.resolve('gatehouse.yaml');
+  return existsSync(local) ? local : DEMO_CONFIG;
+}
+
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
+const validateShape = ajv.compile(ConfigSchema);
+
+function fieldOf(err: ErrorObject): string {
+  const base = err.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
+    .join('')
+    .replace(/^\./, '');
+  if (err.keyword === 'additionalProperties') {
+    const extra = (err.params as { additionalProperty: string }).additionalProperty;
+    return base ? `${base}.${extra}` : extra;
+  }
+  if (err.keyword === 'required') {
+    const missing = (err.params as { missingProperty: string }).missingProperty;
+    return base ? `${base}.${missing}` : missing;
+  }
+  return base;
+}
+
+function problemOf(err: ErrorObject): string {
+  if (err.keyword === 'additionalProperties') return 'unknown setting';
+  if (err.keyword === 'required') return 'is required';
+  if (err.keyword === 'pattern' && err.instancePath.startsWith('/collections/') && err.instancePath.split('/').length === 3)
+    return 'a collection name must be lower case letters, digits and _';
+  if (err.keyword === 'propertyNames') return 'a collection name must be lower case letters, digits and _';
+  return err.message ?? 'is invalid';
+}
+
+export function parseConfigText(text: string, file: string): unknown {
+  try {
+    return file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new ConfigError(file, '', `cannot parse: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+export function loadConfig(overrides: ConfigOverrides = {}): Config {
+  const file = resolveConfigFile(overrides.file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(file, '', `cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return resolveConfig(parseConfigText(text, file), file, overrides);
+}
+
+/** Validates a parsed config and applies flag > environment > file > default precedence. */
+export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverrides = {}): Config {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, '', 'must be a mapping');
+  const data = structuredClone(raw) as Record<string, unknown>;
+  const databaseWasSet = typeof (data.storage as Record<string, unknown> | undefined)?.database === 'string';
+  const api = data.api as Record<string, unknown> | undefined;
+  if (api && typeof api.rateLimit === 'object' && api.rateLimit !== null && !Array.isArray(api.rateLimit))
+    api.rateLimit = { ...RATE_LIMIT_DEFAULTS, ...api.rateLimit };
+  if (!validateShape(data)) {
+    const err = validateShape.errors![0];
+    throw new ConfigError(file, fieldOf(err), problemOf(err));
+  }
+  const cfg = data as unknown as RawConfig;
+  const env = overrides.env ?? process.env;
+
+  const dataDir = path.resolve(overrides.dataDir ?? env.GATEHOUSE_DATA_DIR ?? './data');
+  if (env.HOST) cfg.server.host = env.HOST;
+  if (env.PORT !== undefined && env.PORT !== '') {
+    const port = Number(env.PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('environment', 'PORT', 'must be a port number');
+    cfg.server.port = port;
+  }
+  if (overrides.host) cfg.server.host = overrides.host;
+  if (overrides.port !== undefined) cfg.server.port = overrides.port;
+  if (env.DATABASE_URL) cfg.storage.database = env.DATABASE_URL;
+  else if (!databaseWasSet) cfg.storage.database = `sqlite:${path.join(dataDir, 'gatehouse.db')}`;
+  if (env.REDIS_URL) cfg.storage.redis = env.REDIS_URL;
+
+  checkStorage(cfg, file);
+  checkApi(cfg, file);
+  checkCollections(cfg.collections, file);
+
+  const role = overrides.role ?? 'all';
+  const publicUrl = (cfg.server.publicUrl ?? `https://${hostForUrl(cfg.server.host)}:${cfg.server.port}`).replace(/\/+$/, '');
+  let basePath: string;
+  try {
+    basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(file, 'server.publicUrl', 'must be an absolute https URL');
+  }
+  if (role === 'resource' && !cfg.auth.url)
+    throw new ConfigError(file, 'auth.url', 'is required with --role resource (the URL of the authorization server)');
+  const servesAuth = role !== 'resource' && !cfg.auth.url;
+  const authUrl = (cfg.auth.url ?? publicUrl + cfg.auth.path).replace(/\/+$/, '');
+
+  return {
+    ...cfg,
+    file,
+    dataDir,
+    role,
+    publicUrl,
+    basePath,
+    authUrl,
+    servesAuth: role === 'auth' || servesAuth,
+    servesResources: role !== 'auth',
+  };
+}
+
+/** After listening on port 0 the real port is known: derive the URLs again. */
+export function withListeningPort(cfg: Config, port: number): Config {
+  if (cfg.server.publicUrl || cfg.server.port !== 0) return cfg;
+  const publicUrl = `https://${hostForUrl(cfg.server.host)}:${port}`;
+  return { ...cfg, publicUrl, authUrl: cfg.auth.url ?? publicUrl + cfg.auth.path };
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function checkStorage(cfg: RawConfig, file: string): void {
+  const db = cfg.storage.database;
+  if (!/^sqlite:/.test(db) && !/^postgres(ql)?:\/\//.test(db))
+    throw new ConfigError(file, 'storage.database', 'must start with sqlite: or postgres://');
+  if (cfg.storage.redis && !/^rediss?:\/\//.test(cfg.storage.redis))
+    throw new ConfigError(file, 'storage.redis', 'must start with redis:// or rediss://');
+}
+
+function checkApi(cfg: RawConfig, file: string): void {
+  if (cfg.api.defaultLimit > cfg.api.maxLimit) throw new ConfigError(file, 'api.defaultLimit', 'must not exceed api.maxLimit');
+  if (cfg.api.retiredVersions.includes(cfg.api.version))
+    throw new ConfigError(file, 'api.retiredVersions', `must not contain the current version ${cfg.api.version}`);
+}
+
+/** A filter or sort field must have a scalar type (field-types.ts); the error names the field and says which types can be. */
+function checkScalarField(file: string, at: string, field: string, property: unknown, use: 'filtered' | 'sorted'): void {
+  try {
+    scalarFieldType(property);
+  } catch (e) {
+    if (!(e instanceof FieldTypeError)) throw e;
+    throw new ConfigError(file, at, `"${field}" cannot be ${use}: it ${e.problem}; only ${FIELD_TYPES_TEXT} can be ${use}`);
+  }
+}
+
+function checkCollections(collections: Record<string, CollectionConfig>, file: string): void {
+  for (const [name, c] of Object.entries(collections)) {
+    const at = `collections.${name}`;
+    if (!/^[a-z][a-z0-9_]*$/.test(name))
+      throw new ConfigError(file, at, 'a collection name must be lower case (letters, digits and _, starting with a letter)');
+    if (RESERVED_COLLECTIONS.has(name)) throw new ConfigError(file, at, `"${name}" is reserved`);
+    const props = c.schema.properties;
+    for (const f of Object.keys(props)) {
+      if ((SERVER_FIELDS as readonly string[]).includes(f)) throw new ConfigError(file, `${at}.schema.properties.${f}`, 'is a server-owned field');
+      if (!/^[a-z][a-z0-9_]*$/.test(f))
+        throw new ConfigError(file, `${at}.schema.properties.${f}`, 'a field name must be lower case letters, digits and _');
+    }
+    if (c.parent) {
+      const parent = collections[c.parent.collection];
+      if (!parent) throw new ConfigError(file, `${at}.parent.collection`, `no collection named "${c.parent.collection}"`);
+      if (parent.parent) throw new ConfigError(file, `${at}.parent.collection`, 'only one level of nesting is allowed');
+      if (c.parent.collection === name) throw new ConfigError(file, `${at}.parent.collection`, 'a collection cannot be its own parent');
+      if (props[c.parent.field]) throw new ConfigError(file, `${at}.parent.field`, 'must not also be a property of the schema');
+      if (collections[c.parent.field] || c.parent.field === 'attachments')
+        throw new ConfigError(file, `${at}.parent.field`, 'clashes with a collection name');
+      if (c.access && parent.access && c.access !== parent.access)
+        throw new ConfigError(file, `${at}.access`, 'a child collection inherits its access from its parent');
+    }
+    const parentField = c.parent?.field;
+    c.filters.forEach((f, i) => {
+      const p = props[f];
+      if (f === parentField) return;
+      if (!p) throw new ConfigError(file, `${at}.filters[${i}]`, `"${f}" is not a property of the collection's schema`);
+      checkScalarField(file, `${at}.filters[${i}]`, f, p, 'filtered');
+    });
+    c.sort.forEach((f, i) => {
+      if (isSystemSortField(f)) return;
+      const p = props[f];
+      if (!p) throw new ConfigError(file, `${at}.sort[${i}]`, `"${f}" is not a property of the collection's schema`);
+      checkScalarField(file, `${at}.sort[${i}]`, f, p, 'sorted');
+    });
+    try {
+      new Ajv({ strict: false }).compile(c.schema);
+    } catch (e) {
+      throw new ConfigError(file, `${at}.schema`, `is not a valid JSON Schema: ${(e as Error).message}`);
+    }
+  }
+  // /<collection>/<id>/attachments is the attachment route: no child collection may take that name.
+  const attachmentsChild = collections.attachments?.parent;
+  if (attachmentsChild && collections[attachmentsChild.collection]?.attachments)
+    throw new ConfigError(file, 'collections.attachments.parent', 'clashes with the attachments of its parent');
+}

@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
+import { ApiError } from './errors.js';
+import { HSTS } from './headers.js';
+
+// The single place where an error becomes a response: `{ error, detail }` as JSON for every
+// status ≥ 400, whatever threw it (a handler, Fastify, the body parser, or the HTTP parser).
+
+const FASTIFY_ERRORS: Record<string, (e: FastifyError) => ApiError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
+    new ApiError(415, 'Unsupported request body type', { 'content-type': 'must be application/json' }),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ApiError(413, 'Request body too large', { body: 'exceeds the size limit' }),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ApiError(400, 'Empty JSON body', { body: 'must not be empty' }),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new ApiError(400, 'Malformed JSON body', { body: 'is not valid JSON' }),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
+    new ApiError(400, 'Content-Length does not match the body', { 'content-length': 'does not match the body' }),
+  FST_ERR_BAD_URL: () => new ApiError(400, 'Malformed URL', { url: 'is not a valid URL' }),
+  FST_ERR_MAX_PARAM_LENGTH: () => new ApiError(414, 'URL too long', { url: 'a path segment is too long' }),
+  FST_ERR_ASYNC_CONSTRAINT: () => new ApiError(400, 'Bad request'),
+};
+
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  const fe = err as FastifyError;
+  const known = fe?.code && FASTIFY_ERRORS[fe.code];
+  if (known) return known(fe);
+  if (fe?.validation) {
+    const detail: Record<string, string> = {};
+    for (const v of fe.validation) {
+      const field = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || String((v.params as any)?.missingProperty ?? 'body');
+      detail[field] = v.message ?? 'is invalid';
+    }
+    return new ApiError(400, 'Invalid request', detail);
+  }
+  const status = fe?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new ApiError(status, STATUS_CODES[status] ?? 'Bad request');
+  return null;
+}
+
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  return reply.code(err.status).type('application/json; charset=utf-8').send(err.body());
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toApiError(err);
+    if (known) {
+      if (known.status >= 500) request.log.error({ err }, 'request failed');
+      return sendError(reply, known);
+    }
+    // Unexpected: log the detail, answer with the request id and nothing else.
+    request.log.error({ err }, 'unexpected failure');
+    return sendError(reply, new ApiError(500, 'Internal server error', { request_id: String(request.id) }));
+  });
+}
+
+/**
+ * Errors Fastify's router raises before any hook runs (a malformed percent-escape, an over-long
+ * path segment): the same JSON body, and the headers the policy hooks would have added.
+ */
+export function frameworkErrorHandler(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('strict-transport-security', HSTS);
+  reply.header('x-content-type-options', 'nosniff');
+  sendError(reply, toApiError(err) ?? new ApiError(400, 'Bad request'));
+}
+
+/** Answers what Node's HTTP parser rejects (lower-case or unknown methods, huge headers) with the JSON error body. */
+export function clientErrorHandler(err: NodeJS.ErrnoException & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  let status = 400;
+  let body: Record<string, unknown> = { error: 'Malformed HTTP request', detail: { request: 'could not be parsed' } };
+  if (err.code === 'HPE_INVALID_METHOD')
+    body = { error: 'Unknown or not upper-case HTTP method', detail: { method: 'must be an upper-case HTTP method' } };
+  else if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    body = { error: 'Request headers too large', detail: { headers: 'exceed the size limit' } };
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\nStrict-Transport-Security: ${HSTS}\r\nConnection: close\r\n\r\n${text}`,
+  );
+}

@@ -1,0 +1,224 @@
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Store } from './dialect.js';
+import { sqlOf } from './sql.js';
+
+// gatehouse's own tables, as ordered migrations. Collection tables follow the config and are
+// synchronised by api/store/collection-tables.ts after these have run.
+
+function coreMigrations(store: Store): Record<string, Migration> {
+  const t = store.columnType;
+  return {
+    '0001_core': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('settings')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('updated_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('signing_keys')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('secret', 'text', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('retired_at', t('integer') as 'bigint')
+          .execute();
+        await db.schema
+          .createTable('users')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('username', 'text', (c) => c.notNull().unique())
+          .addColumn('password_hash', 'text', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('clients')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('secret_hash', 'text')
+          .addColumn('public', 'integer', (c) => c.notNull())
+          .addColumn('redirect_uris', 'text', (c) => c.notNull())
+          .addColumn('grant_types', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text')
+          .addColumn('token_type', 'text', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('grants')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('revoked_at', t('integer') as 'bigint')
+          .addColumn('revoked_reason', 'text')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('authorization_codes')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('redirect_uri', 'text', (c) => c.notNull())
+          .addColumn('redirect_uri_given', 'integer', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('requested_scope', 'text', (c) => c.notNull())
+          .addColumn('grant_expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('code_challenge', 'text')
+          .addColumn('code_challenge_method', 'text')
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('used_at', t('integer') as 'bigint')
+          .addColumn('grant_id', 'text')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('access_tokens')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('grant_id', 'text')
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('token_type', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text')
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('revoked_at', t('integer') as 'bigint')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('access_tokens_grant').on('access_tokens').column('grant_id').execute();
+        await db.schema.createIndex('access_tokens_expiry').on('access_tokens').column('expires_at').execute();
+        await db.schema
+          .createTable('refresh_tokens')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('grant_id', 'text', (c) => c.notNull())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('used_at', t('integer') as 'bigint')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('refresh_tokens_grant').on('refresh_tokens').column('grant_id').execute();
+        await db.schema
+          .createTable('sessions')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('counters')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('count', 'integer', (c) => c.notNull())
+          .addColumn('window_start', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('nonces')
+          .addColumn('key', 'text', (c) => c.primaryKey())
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('jobs')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('collection', 'text', (c) => c.notNull())
+          .addColumn('parent_id', 'text')
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('total', 'integer', (c) => c.notNull())
+          .addColumn('processed', 'integer', (c) => c.notNull())
+          .addColumn('items', 'text', (c) => c.notNull())
+          .addColumn('results', 'text', (c) => c.notNull())
+          .addColumn('lease_until', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('updated_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('jobs_pending').on('jobs').columns(['status', 'lease_until']).execute();
+        await db.schema
+          .createTable('idempotency_keys')
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('key', 'text', (c) => c.notNull())
+          .addColumn('collection', 'text', (c) => c.notNull())
+          .addColumn('body_hash', 'text', (c) => c.notNull())
+          .addColumn('record_id', 'text', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('idempotency_keys_pk', ['subject', 'key'])
+          .execute();
+        await db.schema
+          .createTable('tombstones')
+          .addColumn('collection', 'text', (c) => c.notNull())
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('deleted_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addPrimaryKeyConstraint('tombstones_pk', ['collection', 'id'])
+          .execute();
+        await db.schema
+          .createTable('attachments')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('collection', 'text', (c) => c.notNull())
+          .addColumn('record_id', 'text', (c) => c.notNull())
+          .addColumn('filename', 'text', (c) => c.notNull())
+          .addColumn('content_type', 'text', (c) => c.notNull())
+          .addColumn('size', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('sha256', 'text', (c) => c.notNull())
+          .addColumn('data', t('blob') as 'blob', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('attachments_record').on('attachments').columns(['collection', 'record_id']).execute();
+      },
+    },
+    // client_credentials tokens have no grant: index only the tokens that do (cheaper inserts).
+    '0002_partial_token_grant_index': {
+      async up(db: Kysely<any>) {
+        await db.schema.dropIndex('access_tokens_grant').execute();
+        await db.schema
+          .createIndex('access_tokens_grant')
+          .on('access_tokens')
+          .column('grant_id')
+          .where(sql.ref('grant_id'), 'is not', null)
+          .execute();
+      },
+    },
+    // Access tokens keyed by their selector (time-ordered) instead of their hash (random): issuing
+    // appends to the primary key. Existing tokens keep working: their key is their hash.
+    '0003_access_token_selector': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('access_tokens_next')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('hash', 'text', (c) => c.notNull())
+          .addColumn('grant_id', 'text')
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('token_type', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text')
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('revoked_at', t('integer') as 'bigint')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+        const columns = ['hash', 'grant_id', 'client_id', 'subject', 'scope', 'token_type', 'key_id', 'expires_at', 'revoked_at', 'created_at'];
+        await db
+          .insertInto('access_tokens_next')
+          .columns(['id', ...columns])
+          .expression(db.selectFrom('access_tokens').select([sql.ref('hash').as('id'), ...columns]))
+          .execute();
+        await db.schema.dropTable('access_tokens').execute();
+        await db.schema.alterTable('access_tokens_next').renameTo('access_tokens').execute();
+        await db.schema.createIndex('access_tokens_grant').on('access_tokens').column('grant_id').where(sql.ref('grant_id'), 'is not', null).execute();
+        await db.schema.createIndex('access_tokens_expiry').on('access_tokens').column('expires_at').execute();
+      },
+    },
+  };
+}
+
+/** Applies gatehouse's migrations up to `target` (default: all of them); returns the names applied. */
+export async function migrateCore(store: Store, target?: string): Promise<string[]> {
+  const migrations = coreMigrations(store);
+  const provider: MigrationProvider = { getMigrations: async () => migrations };
+  const migrator = new Migrator({
+    db: sqlOf(store),
+    provider,
+    migrationTableName: 'gatehouse_migrations',
+    migrationLockTableName: 'gatehouse_migrations_lock',
+  });
+  const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

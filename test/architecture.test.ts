@@ -1,0 +1,51 @@
+// The architecture of docs/architecture.md, checked: imports point one way (dependency-cruiser,
+// .dependency-cruiser.cjs), no SQL outside store modules, and each table has exactly one owner.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './helpers/server.js';
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const full = path.join(dir, entry);
+    return statSync(full).isDirectory() ? sources(full) : full.endsWith('.ts') && !full.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+const files = sources(path.join(ROOT, 'src')).map((f) => ({ file: path.relative(ROOT, f), text: readFileSync(f, 'utf8') }));
+const isStore = (file: string) => file.split(path.sep).includes('store');
+
+test('dependency-cruiser: no cycles, no upward imports, SQL modules stay in their server', () => {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), 'src', '--config', '.dependency-cruiser.cjs'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout, /no dependency violations found/);
+});
+
+test('no SQL outside store modules', () => {
+  const sqlWords = /\b(selectFrom|insertInto|updateTable|deleteFrom)\s*\(|\bsql\s*`|\bsql\.(raw|ref|id|table|join)\(/;
+  const outside = files.filter((f) => !isStore(f.file) && sqlWords.test(f.text)).map((f) => f.file);
+  assert.deepEqual(outside, []);
+  // The rule itself works: store modules do contain SQL.
+  assert.ok(files.some((f) => isStore(f.file) && sqlWords.test(f.text)));
+});
+
+test('each table is read and written by exactly one store module', () => {
+  const owners = new Map<string, Set<string>>();
+  const verb = /\b(?:selectFrom|insertInto|updateTable|deleteFrom)\(\s*'([a-z_]+)(?: as [a-z]+)?'/g;
+  const join = /\b(?:innerJoin|leftJoin|rightJoin|fullJoin)\(\s*'([a-z_]+)(?: as [a-z]+)?'/g;
+  for (const f of files.filter((x) => isStore(x.file) && !x.file.endsWith('migrations.ts'))) {
+    for (const re of [verb, join]) for (const m of f.text.matchAll(re)) owners.set(m[1], (owners.get(m[1]) ?? new Set()).add(f.file));
+  }
+  const shared = [...owners].filter(([, set]) => set.size > 1).map(([table, set]) => `${table}: ${[...set].join(', ')}`);
+  assert.deepEqual(shared, []);
+  // Every table of the schema has its owner.
+  const schema = readFileSync(path.join(ROOT, 'src/platform/store/schema.ts'), 'utf8');
+  const tables = [...schema.slice(schema.indexOf('export interface Database')).matchAll(/^\s+([a-z_]+): [A-Za-z]+Table;/gm)].map((m) => m[1]);
+  assert.ok(tables.length >= 15, `tables found in schema.ts: ${tables.join(', ')}`);
+  assert.deepEqual(tables.filter((t) => !owners.has(t)), []);
+});
