@@ -110,7 +110,7 @@ test('the configured limits: defaultLimit 3, maxLimit 5', async () => {
   const res = await a.json('GET', '/v2/notes?sortby=score&order=desc');
   assert.equal(res.body.length, 3);
   assert.deepEqual(res.body.map((n: any) => n.score), [6, 5, 4]);
-  assert.match(res.headers.get('link')!, new RegExp(`<${base.replace(/\./g, '\\.')}/v2/notes\\?[^>]*offset=3[^>]*>; rel="next"`));
+  assert.match(res.headers.get('link')!, new RegExp(`<${base.replace(/\./g, '\\.')}/v2/notes\\?[^>]*limit=3&after=[^>]*>; rel="next"`));
   assert.equal((await a.json('GET', '/v2/notes?limit=5')).body.length, 5);
   assertApiError(await a.json('GET', '/v2/notes?limit=6'), 400, ['limit']);
 });

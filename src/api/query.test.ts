@@ -29,7 +29,19 @@ function fails(fn: () => unknown, param: string): void {
 }
 
 test('defaults: defaultLimit, offset 0, sorted by id ascending, no filters', () => {
-  assert.deepEqual(parseListQuery(zoos, {}, limits), { limit: 20, offset: 0, paging: 'offset', sortby: 'id', order: 'asc', filters: [] });
+  assert.deepEqual(parseListQuery(zoos, {}, limits), {
+    limit: 20,
+    offset: 0,
+    paging: 'cursor',
+    sort: [{ field: 'id', order: 'asc' }],
+    sorted: false,
+    conditions: [],
+    search: null,
+    fields: null,
+    expand: null,
+    after: null,
+    count: 'exact',
+  });
 });
 
 test('limit and offset', () => {
@@ -46,20 +58,26 @@ test('page and per_page become limit and offset', () => {
 
 test('sortby and order', () => {
   const q = parseListQuery(zoos, { sortby: 'founded', order: 'DESC' }, limits);
-  assert.deepEqual([q.sortby, q.order], ['founded', 'desc']);
-  assert.equal(parseListQuery(zoos, { sortby: 'updated_at' }, limits).sortby, 'updated_at');
+  assert.deepEqual(q.sort, [{ field: 'founded', order: 'desc' }]);
+  assert.deepEqual(parseListQuery(zoos, { sortby: 'updated_at' }, limits).sort, [{ field: 'updated_at', order: 'asc' }]);
+  assert.deepEqual(parseListQuery(zoos, { sortby: 'founded,name', order: 'desc,asc' }, limits).sort, [
+    { field: 'founded', order: 'desc' },
+    { field: 'name', order: 'asc' },
+  ]);
+  assert.deepEqual(parseListQuery(zoos, { sortby: 'founded,name', order: 'desc' }, limits).sort, [
+    { field: 'founded', order: 'desc' },
+    { field: 'name', order: 'desc' },
+  ]);
 });
 
 test('equality filters carry typed values', () => {
-  assert.deepEqual(parseListQuery(zoos, { city: 'Rome', founded: '1900' }, limits).filters, [
-    { field: 'city', value: 'Rome' },
-    { field: 'founded', value: 1900 },
-  ]);
-  assert.deepEqual(parseListQuery(things, { n: '2.5', on: 'false', k: '-3', s: '007' }, limits).filters, [
-    { field: 'n', value: 2.5 },
-    { field: 'on', value: false },
-    { field: 'k', value: -3 },
-    { field: 's', value: '007' },
+  const eq = (field: string, value: unknown) => ({ field, op: 'eq', values: [value] });
+  assert.deepEqual(parseListQuery(zoos, { city: 'Rome', founded: '1900' }, limits).conditions, [eq('city', 'Rome'), eq('founded', 1900)]);
+  assert.deepEqual(parseListQuery(things, { n: '2.5', on: 'false', k: '-3', s: '007' }, limits).conditions, [
+    eq('n', 2.5),
+    eq('on', false),
+    eq('k', -3),
+    eq('s', '007'),
   ]);
 });
 
@@ -89,7 +107,7 @@ test('unknown, malformed and repeated parameters are 400 naming the parameter', 
 });
 
 test('the parent field filters the flat child collection and is refused where the URL fixes it', () => {
-  assert.deepEqual(parseListQuery(animals, { zoo_id: 'z1' }, limits).filters, [{ field: 'zoo_id', value: 'z1' }]);
+  assert.deepEqual(parseListQuery(animals, { zoo_id: 'z1' }, limits).conditions, [{ field: 'zoo_id', op: 'eq', values: ['z1'] }]);
   fails(() => parseListQuery(animals, { zoo_id: 'z1' }, limits, ['zoo_id']), 'zoo_id');
 });
 
@@ -112,15 +130,16 @@ const enums = buildCollections({
 }).get('orders')!;
 
 test('enum, const and nullable fields parse by their inferred type', () => {
-  assert.deepEqual(parseListQuery(enums, { status: 'paid', priority: '2', ratio: '1.0', kind: 'order', note: 'null', size: '-4' }, limits).filters, [
-    { field: 'status', value: 'paid' },
-    { field: 'priority', value: 2 },
-    { field: 'ratio', value: 1 },
-    { field: 'kind', value: 'order' },
-    { field: 'note', value: 'null' },
-    { field: 'size', value: -4 },
+  const eq = (field: string, value: unknown) => ({ field, op: 'eq', values: [value] });
+  assert.deepEqual(parseListQuery(enums, { status: 'paid', priority: '2', ratio: '1.0', kind: 'order', note: 'null', size: '-4' }, limits).conditions, [
+    eq('status', 'paid'),
+    eq('priority', 2),
+    eq('ratio', 1),
+    eq('kind', 'order'),
+    eq('note', 'null'),
+    eq('size', -4),
   ]);
-  assert.equal(parseListQuery(enums, { sortby: 'status' }, limits).sortby, 'status');
+  assert.deepEqual(parseListQuery(enums, { sortby: 'status' }, limits).sort, [{ field: 'status', order: 'asc' }]);
 });
 
 test('a value outside the enum is a 400 naming the field and the allowed values', () => {

@@ -5,11 +5,17 @@ import type { Caller } from '../contract/caller.js';
 import { ApiError, badRequest, forbidden, gone, notFound, preconditionFailed } from '../platform/http/errors.js';
 import { write, type On, type WriteTx } from '../platform/store/write-path.js';
 import type { CollectionModel } from '../contract/collections.js';
-import type { ListQuery } from './query.js';
+import { normalizeDateTime, type ListQuery } from './query.js';
 import type { Links } from './links.js';
 import { parentReference, requireObject, splitServerFields, validateDocument, type Document } from './validation.js';
+import { scopeName } from '../contract/scope-name.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import {
+  childRowsOf,
   deleteRecordTree,
+  fullSort,
+  keysetValues,
+  recordRowsByIds,
   findIdempotencyKey,
   findTombstone,
   insertIdempotencyKey,
@@ -110,29 +116,90 @@ export class Records {
     return row;
   }
 
-  async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number }> {
+  /**
+   * A page of the records the caller may see, with the total (null with count=none) and the
+   * cursor of the next page when paging by keyset.
+   */
+  async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number | null; next: string | null }> {
     const { model } = address;
     // SPEC: /zoos/{id}/animals and /animals?zoo_id={id} mean the same, statuses included.
-    const parentFilter = query.filters.find((f) => f.field === model.parent?.field);
-    const parentId = address.parentId ?? (parentFilter ? String(parentFilter.value) : null);
+    const parentField = model.parent?.field;
+    const parentEq = query.conditions.find((c) => c.field === parentField && c.op === 'eq');
+    const parentId = address.parentId ?? (parentEq ? String(parentEq.values[0]) : null);
     if (parentId !== null) await this.requireParent(model, caller, parentId);
-    const filters = query.filters.filter((f) => f.field !== model.parent?.field);
-    return listRecordRows(this.ctx.store, model, {
+    const conditions = query.conditions.filter((c) => c !== parentEq);
+    const keyset = query.paging === 'cursor';
+    const keys = fullSort(query.sort);
+    const after = query.after === null ? null : await decodeCursor(this.ctx.keys, model.name, keys, query.after, keys.length);
+    const { rows, total } = await listRecordRows(this.ctx.store, model, {
       owner: model.access === 'owner' ? caller.subject : null,
       parentId,
-      filters,
-      sortby: query.sortby,
-      order: query.order,
+      conditions,
+      sort: query.sort,
+      search: query.search,
+      rank: query.search !== null && !query.sorted,
+      after,
       limit: query.limit,
       offset: query.offset,
+      count: query.count === 'exact',
     });
+    const more = rows.length === query.limit;
+    const next = keyset && more ? await encodeCursor(this.ctx.keys, model.name, keys, keysetValues(model, query.sort, rows[rows.length - 1])) : null;
+    return { rows, total, next };
+  }
+
+  /** The JSON array of a list page: whole records, or `fields=` of them, with `expand=` related records. */
+  async renderList(address: Address, caller: Caller, query: ListQuery, rows: RecordRow[]): Promise<string> {
+    const { model } = address;
+    if (query.fields === null && query.expand === null) return `[${rows.map((row) => this.resourceJson(model, row)).join(',')}]`;
+    const related = query.expand === null ? null : await this.expanded(model, caller, query.expand, rows);
+    const items = rows.map((row) => {
+      let out = this.toResource(model, row);
+      if (query.fields !== null) out = Object.fromEntries(Object.entries(out).filter(([k]) => k === 'id' || k === 'link' || query.fields!.includes(k)));
+      if (related) out[query.expand!] = related(row);
+      return out;
+    });
+    return JSON.stringify(items);
+  }
+
+  /** The related records of a page: one statement for the whole page; the related collection's read scope is required. */
+  private async expanded(model: CollectionModel, caller: Caller, expand: string, rows: RecordRow[]): Promise<(row: RecordRow) => unknown> {
+    const related = this.ctx.collections.get(expand === 'parent' ? model.parent!.collection : expand)!;
+    if (!caller.scopes.has(scopeName(related.name, 'read')))
+      throw forbidden(`This token cannot read ${related.name}`, { expand: `requires ${scopeName(related.name, 'read')}` });
+    if (expand === 'parent') {
+      const parents = await recordRowsByIds(this.ctx.store, related, [...new Set(rows.map((r) => r.parent_id).filter((id): id is string => id !== null))]);
+      const byId = new Map(parents.filter((p) => this.visible(related, caller, p.owner)).map((p) => [p.id, this.toResource(related, p)]));
+      return (row) => (row.parent_id === null ? null : (byId.get(row.parent_id) ?? null));
+    }
+    const children = await childRowsOf(
+      this.ctx.store,
+      related,
+      rows.map((r) => r.id),
+      related.access === 'owner' ? caller.subject : null,
+      this.ctx.config.api.expandLimit,
+    );
+    const byParent = new Map<string, Resource[]>();
+    for (const c of children) {
+      const list = byParent.get(c.parent_id!) ?? [];
+      list.push(this.toResource(related, c));
+      byParent.set(c.parent_id!, list);
+    }
+    return (row) => byParent.get(row.id) ?? [];
   }
 
   private columnsOf(model: CollectionModel, doc: Document): Record<string, unknown> {
     const values: Record<string, unknown> = {};
     for (const c of model.columns) {
       const v = doc[c.field];
-      values[c.column] = v === undefined || v === null ? null : typeof v === 'boolean' ? Number(v) : typeof v === 'object' ? null : v;
+      values[c.column] =
+        v === undefined || v === null || typeof v === 'object'
+          ? null
+          : typeof v === 'boolean'
+            ? Number(v)
+            : c.format === 'date-time' && typeof v === 'string'
+              ? (normalizeDateTime(v) ?? v)
+              : v;
     }
     return values;
   }

@@ -8,7 +8,7 @@ import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/htt
 import { routeMethods, withHead, type Method } from '../platform/http/routes.js';
 import { Links } from './links.js';
 import { Records, type Address, type RecordRow } from './records.js';
-import { parseListQuery } from './query.js';
+import { parseListQuery, type ListQuery } from './query.js';
 import type { CollectionModel } from '../contract/collections.js';
 import { Jobs } from './jobs.js';
 import { registerIndexRoutes } from './index-routes.js';
@@ -123,25 +123,29 @@ function sendRecord(reply: FastifyReply, api: ResourceApi, model: CollectionMode
   return reply.code(status).type(JSON_TYPE).send(api.records.resourceJson(model, row));
 }
 
-function pagingLinks(api: ResourceApi, request: FastifyRequest, address: Address, limit: number, offset: number, total: number, paging: 'offset' | 'page'): string {
+/** RFC 8288 Link: `first` and `next` (`after=` when paging by keyset), and `prev` when paging by offset or page. */
+function pagingLinks(api: ResourceApi, request: FastifyRequest, address: Address, query: ListQuery, page: { count: number; total: number | null; next: string | null }): string {
   const base = api.links.url(api.links.collectionPath(address.model, address.parentId));
   const params = new URLSearchParams();
   for (const [k, val] of Object.entries(request.query as Record<string, string>))
-    if (!['limit', 'offset', 'page', 'per_page'].includes(k)) params.set(k, String(val));
-  const at = (off: number) => {
+    if (!['limit', 'offset', 'page', 'per_page', 'after'].includes(k)) params.set(k, String(val));
+  const { limit, offset, paging } = query;
+  const link = (set: Record<string, string>, rel: string) => {
     const p = new URLSearchParams(params);
-    if (paging === 'page') {
-      p.set('page', String(Math.floor(off / limit) + 1));
-      p.set('per_page', String(limit));
-    } else {
-      p.set('limit', String(limit));
-      p.set('offset', String(off));
-    }
-    return `<${base}?${p.toString()}>`;
+    for (const [k, v] of Object.entries(set)) p.set(k, v);
+    return `<${base}?${p.toString()}>; rel="${rel}"`;
   };
-  const parts = [`${at(0)}; rel="first"`];
-  if (offset > 0) parts.push(`${at(Math.max(0, offset - limit))}; rel="prev"`);
-  if (offset + limit < total) parts.push(`${at(offset + limit)}; rel="next"`);
+  if (paging === 'cursor') {
+    const parts = [link({ limit: String(limit) }, 'first')];
+    if (page.next !== null) parts.push(link({ limit: String(limit), after: page.next }, 'next'));
+    return parts.join(', ');
+  }
+  const at = (off: number, rel: string) =>
+    paging === 'page' ? link({ page: String(Math.floor(off / limit) + 1), per_page: String(limit) }, rel) : link({ limit: String(limit), offset: String(off) }, rel);
+  const parts = [at(0, 'first')];
+  if (offset > 0) parts.push(at(Math.max(0, offset - limit), 'prev'));
+  const more = page.total === null ? page.count === limit : offset + limit < page.total;
+  if (more) parts.push(at(offset + limit, 'next'));
   return parts.join(', ');
 }
 
@@ -150,10 +154,11 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
     const { address, caller } = a.address(request, COLLECTION_METHODS);
     const fixed = address.parentId !== null && address.model.parent ? [address.model.parent.field] : [];
     const query = parseListQuery(address.model, request.query as Record<string, unknown>, ctx.config.api, fixed);
-    const { rows, total } = await a.records.list(address, caller, query);
-    reply.header('x-total-count', String(total));
-    reply.header('link', pagingLinks(a, request, address, query.limit, query.offset, total, query.paging));
-    return reply.type(JSON_TYPE).send(`[${rows.map((row) => a.records.resourceJson(address.model, row)).join(',')}]`);
+    const { rows, total, next } = await a.records.list(address, caller, query);
+    const body = await a.records.renderList(address, caller, query, rows);
+    if (total !== null) reply.header('x-total-count', String(total));
+    reply.header('link', pagingLinks(a, request, address, query, { count: rows.length, total, next }));
+    return reply.type(JSON_TYPE).send(body);
   };
 
   const create = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -17,6 +17,8 @@ export interface FieldColumn {
   /** The field's type as the config declares or implies it (field-types.ts): its type, nullability and enum values. */
   type: ScalarField;
   kind: ColumnKind;
+  /** `format: date-time` values are kept in the column as UTC ISO instants, so they compare in time order. */
+  format: 'date' | 'date-time' | null;
 }
 
 export interface CollectionModel {
@@ -34,6 +36,8 @@ export interface CollectionModel {
   sort: string[];
   /** User fields mirrored into x_<field> columns for indexed filtering and sorting. */
   columns: FieldColumn[];
+  /** String fields searched by `q=` (full-text), in the config's order; empty: no search. */
+  search: string[];
   attachments: { maxBytes: number; types: string[] } | null;
   validate: ValidateFunction;
 }
@@ -49,7 +53,8 @@ const KINDS: Record<FieldType, ColumnKind> = { string: 'text', integer: 'integer
 function fieldColumn(field: string, property: Record<string, unknown> | undefined): FieldColumn {
   // The config loader has refused every filter/sort field without a scalar type.
   const type = scalarFieldType(property);
-  return { field, column: `x_${field}`, type, kind: KINDS[type.type] };
+  const format = type.type === 'string' && (property?.format === 'date' || property?.format === 'date-time') ? property.format : null;
+  return { field, column: `x_${field}`, type, kind: KINDS[type.type], format };
 }
 
 export function buildCollections(collections: Record<string, CollectionConfig>): CollectionRegistry {
@@ -80,6 +85,7 @@ export function buildCollections(collections: Record<string, CollectionConfig>):
       filters: [...new Set([...(c.parent ? [c.parent.field] : []), ...c.filters])],
       sort: [...new Set([...SYSTEM_SORT_FIELDS, ...c.sort])],
       columns: columnFields.map((field) => fieldColumn(field, properties[field])),
+      search: [...new Set(c.search)],
       attachments: c.attachments ? { maxBytes: c.attachments.maxBytes, types: c.attachments.types } : null,
       validate: ajv.compile(schema),
     });

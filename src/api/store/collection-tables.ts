@@ -3,6 +3,7 @@ import type { Store } from '../../platform/store/dialect.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import type { CollectionModel, CollectionRegistry } from '../../contract/collections.js';
 import { SYSTEM_SORT_FIELDS } from '../../platform/config/record-fields.js';
+import { readSetting, writeSetting } from '../../platform/store/settings.js';
 
 // Each collection has its own table r_<name>; this brings the tables in line with the config:
 // creates what is missing, adds and backfills columns for new filter/sort fields, adds indexes.
@@ -12,6 +13,8 @@ export interface SyncReport {
   created: string[];
   columnsAdded: string[];
   indexesCreated: number;
+  /** Collections whose search index was built now (new or changed `search` fields). */
+  searchIndexed: string[];
 }
 
 async function existingColumns(store: Store, table: string): Promise<Set<string> | null> {
@@ -33,7 +36,7 @@ export function indexesOf(model: CollectionModel): { name: string; columns: stri
 }
 
 export async function syncCollectionTables(store: Store, collections: CollectionRegistry): Promise<SyncReport> {
-  const report: SyncReport = { created: [], columnsAdded: [], indexesCreated: 0 };
+  const report: SyncReport = { created: [], columnsAdded: [], indexesCreated: 0, searchIndexed: [] };
   const db = sqlOf(store) as unknown as Kysely<any>;
   for (const model of collections.values()) {
     const columns = await existingColumns(store, model.table);
@@ -62,11 +65,99 @@ export async function syncCollectionTables(store: Store, collections: Collection
         report.columnsAdded.push(`${model.name}.${c.field}`);
       }
     }
+    if (store.engine === 'postgres') await binaryCollation(store, model);
+    await normalizeDateTimes(store, model);
     const nullable = model.columns.map((c) => c.column);
     for (const index of indexesOf(model)) {
       await store.createIndex(model.table, index.name, index.columns, nullable);
       report.indexesCreated++;
     }
+    if (await syncSearch(store, model)) report.searchIndexed.push(model.name);
   }
   return report;
+}
+
+/** Text mirror columns made before binary collation was the rule get it (PostgreSQL rebuilds their indexes). */
+async function binaryCollation(store: Store, model: CollectionModel): Promise<void> {
+  const db = sqlOf(store);
+  for (const c of model.columns.filter((col) => col.kind === 'text')) {
+    const { rows } = await sql<{ collation_name: string | null }>`select collation_name from information_schema.columns
+      where table_schema = current_schema() and table_name = ${model.table} and column_name = ${c.column}`.execute(db);
+    if (rows[0] && rows[0].collation_name !== 'C')
+      await sql`alter table ${sql.table(model.table)} alter column ${sql.ref(c.column)} type text collate "C"`.execute(db);
+  }
+}
+
+/** `format: date-time` mirrors hold UTC instants; rows written before that rule are rewritten once. */
+async function normalizeDateTimes(store: Store, model: CollectionModel): Promise<void> {
+  const db = sqlOf(store) as unknown as Kysely<any>;
+  for (const c of model.columns.filter((col) => col.format === 'date-time')) {
+    const marker = `normalized:${model.table}.${c.column}`;
+    if ((await readSetting(store, marker)) === 'utc-v1') continue;
+    let last = '';
+    for (;;) {
+      const rows = (await db.selectFrom(model.table).select(['id', c.column]).where('id', '>', last).orderBy('id').limit(1000).execute()) as Record<string, unknown>[];
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        const value = r[c.column];
+        const utc = typeof value === 'string' ? utcInstant(value) : null;
+        if (utc !== null && utc !== value) await db.updateTable(model.table).set({ [c.column]: utc }).where('id', '=', r.id).execute();
+      }
+      last = String(rows[rows.length - 1].id);
+    }
+    await writeSetting(store, marker, 'utc-v1');
+  }
+}
+
+function utcInstant(value: string): string | null {
+  const time = Date.parse(value);
+  return Number.isFinite(time) ? new Date(time).toISOString() : null;
+}
+
+/**
+ * Full-text search over a collection's `search` fields, kept in step with the records in the same
+ * transaction: SQLite, an FTS5 table fed by triggers on the record table (keyed by its rowid, which
+ * gatehouse never renumbers: no VACUUM); PostgreSQL, a generated tsvector column with a GIN index.
+ * Built (and backfilled) when the search fields change. True when it was (re)built now.
+ */
+async function syncSearch(store: Store, model: CollectionModel): Promise<boolean> {
+  const marker = `search:${model.table}`;
+  const want = model.search.join(',');
+  const have = (await readSetting(store, marker)) ?? '';
+  if (want === have) return false;
+  const db = sqlOf(store);
+  const fts = `${model.table}_fts`;
+  if (store.engine === 'sqlite') {
+    for (const t of ['ai', 'ad', 'au']) await sql`drop trigger if exists ${sql.id(`${fts}_${t}`)}`.execute(db);
+    await sql`drop table if exists ${sql.table(fts)}`.execute(db);
+    if (model.search.length) {
+      const text = (row: 'new' | 'r') =>
+        sql.join(
+          model.search.map((f) => sql`coalesce(json_extract(${sql.raw(row)}.doc, ${sql.lit('$.' + f)}), '')`),
+          sql` || ' ' || `,
+        );
+      await sql`create virtual table ${sql.table(fts)} using fts5(body, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
+      await sql`create trigger ${sql.id(`${fts}_ai`)} after insert on ${sql.table(model.table)} begin
+        insert into ${sql.table(fts)} (rowid, body) values (new.rowid, ${text('new')}); end`.execute(db);
+      await sql`create trigger ${sql.id(`${fts}_ad`)} after delete on ${sql.table(model.table)} begin
+        delete from ${sql.table(fts)} where rowid = old.rowid; end`.execute(db);
+      await sql`create trigger ${sql.id(`${fts}_au`)} after update of doc on ${sql.table(model.table)} begin
+        update ${sql.table(fts)} set body = ${text('new')} where rowid = new.rowid; end`.execute(db);
+      await sql`insert into ${sql.table(fts)} (rowid, body) select r.rowid, ${text('r')} from ${sql.table(model.table)} as r`.execute(db);
+    }
+  } else {
+    await sql`drop index if exists ${sql.id(`${model.table}_search`)}`.execute(db);
+    await sql`alter table ${sql.table(model.table)} drop column if exists search_vector`.execute(db);
+    if (model.search.length) {
+      const text = sql.join(
+        model.search.map((f) => sql`coalesce(doc::jsonb ->> ${sql.lit(f)}, '')`),
+        sql` || ' ' || `,
+      );
+      await sql`alter table ${sql.table(model.table)} add column search_vector tsvector
+        generated always as (to_tsvector('simple'::regconfig, ${text})) stored`.execute(db);
+      await sql`create index ${sql.id(`${model.table}_search`)} on ${sql.table(model.table)} using gin (search_vector)`.execute(db);
+    }
+  }
+  await writeSetting(store, marker, want);
+  return true;
 }

@@ -13,6 +13,7 @@ import { loadConfig, DEMO_CONFIG } from '../../platform/config/load.js';
 import { openStore, type Store } from '../../platform/store/dialect.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
+import { KeyRing } from '../../platform/crypto/keys.js';
 import { syncCollectionTables } from './collection-tables.js';
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
@@ -47,7 +48,7 @@ const caller = (subject: string): Caller => ({
 function recordingRecords(store: Store, collections: CollectionRegistry, logged: Kysely<any>, captured: CompiledQuery[]) {
   void captured;
   const config = loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} });
-  const ctx = { config, store: { ...store, db: logged }, redis: null, collections, keys: null } as unknown as AppContext;
+  const ctx = { config, store: { ...store, db: logged }, redis: null, collections, keys: new KeyRing(store) } as unknown as AppContext;
   return new Records(ctx, new Links(() => 'https://127.0.0.1:8443', 1, collections));
 }
 

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import type { CollectionModel } from '../../contract/collections.js';
 import { compiledOnce, count, sqlOf, statementCache, type On } from '../../platform/store/sql.js';
 import type { Store } from '../../platform/store/dialect.js';
@@ -40,72 +40,269 @@ export async function findTombstone(on: On, collection: string, id: string): Pro
   return tomb ? Number(tomb.deleted_at) : null;
 }
 
-/** A filter value as the columns hold it (booleans are stored as 0/1 on both engines). */
+/** A filter value as the query parser gives it (booleans are stored as 0/1 on both engines). */
 export type FilterValue = string | number | boolean;
+
+export type Operator = 'eq' | 'ne' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'prefix' | 'contains' | 'null';
+
+/** One filter: `values` holds one value, or the list of `in`, or the boolean of `null`. */
+export interface Condition {
+  field: string;
+  op: Operator;
+  values: FilterValue[];
+}
+
+export interface SortKey {
+  field: string;
+  order: 'asc' | 'desc';
+}
 
 export interface RowQuery {
   /** Only this owner's rows (access: owner collections), or every owner's. */
   owner: string | null;
+  /** The parent from a nested URL (`/zoos/{id}/animals`). */
   parentId: string | null;
-  filters: { field: string; value: FilterValue }[];
-  sortby: string;
-  order: 'asc' | 'desc';
+  conditions: Condition[];
+  /** Sort keys without the tie-breaker: `id` (same direction as the last key) is always added. */
+  sort: SortKey[];
+  /** Words that must all occur in the collection's search fields; ranked by relevance when `rank`. */
+  search: string[] | null;
+  rank: boolean;
+  /** Keyset paging: the values of the sort keys and the id of the last row seen. */
+  after: unknown[] | null;
   limit: number;
   offset: number;
+  /** Count every matching row (X-Total-Count); false skips the count. */
+  count: boolean;
 }
 
-function sameValues(a: readonly unknown[], b: readonly unknown[]): boolean {
-  return a.length === b.length && a.every((v, i) => v === b[i]);
+/** The column a field is stored in: system fields as themselves, the parent field as parent_id, the rest x_<field>. */
+export function columnOfField(model: CollectionModel, field: string): string {
+  if (isSystemSortField(field)) return field;
+  if (field === model.parent?.field) return 'parent_id';
+  return `x_${field}`;
 }
 
+/** The sort keys with the id added as the last key (the order of keyset values). */
+export function fullSort(sort: SortKey[]): SortKey[] {
+  const keys = sort.filter((k) => k.field !== 'id');
+  const last = sort.find((k) => k.field === 'id')?.order ?? sort[sort.length - 1]?.order ?? 'asc';
+  return [...keys, { field: 'id', order: last }];
+}
 
-/** Lists are built and compiled by Kysely once per shape (collection, filter fields, sort), then reused with new values. */
-type ListPlan = { page: CompiledQuery; count: CompiledQuery };
+/** The values a cursor carries for a row: its sort keys' columns and its id. */
+export function keysetValues(model: CollectionModel, sort: SortKey[], row: RecordRow): unknown[] {
+  return fullSort(sort).map((k) => row[columnOfField(model, k.field)] ?? null);
+}
+
+const LIKE_ESCAPES = /[\\%_]/g;
+const likeLiteral = (s: string) => s.replace(LIKE_ESCAPES, (c) => `\\${c}`);
+
+/** Lower-cases ASCII letters only: what SQLite's lower() does, so both engines match the same rows. */
+const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** The smallest string above every string that starts with `prefix`, in binary order (null: no bound). */
+function prefixBound(prefix: string): string | null {
+  const chars = [...prefix];
+  while (chars.length) {
+    const last = chars.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) return chars.join('') + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+  }
+  return null;
+}
+
+const dbValue = (v: unknown) => (typeof v === 'boolean' ? Number(v) : v);
+
+/**
+ * A list statement is built once per shape and compiled by Kysely; each value is a numbered
+ * slot, so any later request of the same shape binds its own values without building anything.
+ */
+interface Plan {
+  sql: string;
+  /** For each parameter of the compiled statement: the index of its value. */
+  slots: number[];
+}
+
+const SLOT = '\u0000slot:';
+
+function planOf(compiled: CompiledQuery): Plan | null {
+  const slots: number[] = [];
+  for (const p of compiled.parameters) {
+    if (typeof p !== 'string' || !p.startsWith(SLOT)) return null;
+    slots.push(Number(p.slice(SLOT.length)));
+  }
+  return { sql: compiled.sql, slots };
+}
+
+async function runPlan<R>(db: Kysely<any>, plan: Plan, values: unknown[]): Promise<R[]> {
+  return (await db.executeQuery<R>({ sql: plan.sql, parameters: plan.slots.map((i) => values[i]), query: undefined as never, queryId: undefined as never })).rows;
+}
+
 const MAX_LIST_PLANS = 500;
 
-function listPlan(db: Kysely<any>, model: CollectionModel, q: RowQuery, values: unknown[]) {
-  let base = db.selectFrom(model.table);
-  if (q.owner !== null) base = base.where('owner', '=', q.owner);
-  if (q.parentId !== null) base = base.where('parent_id', '=', q.parentId);
-  for (const f of q.filters) base = base.where(`x_${f.field}`, '=', typeof f.value === 'boolean' ? Number(f.value) : f.value);
-  const sortColumn = isSystemSortField(q.sortby) ? q.sortby : `x_${q.sortby}`;
-  let listing = base.select(RECORD_COLUMNS).limit(q.limit).offset(q.offset);
-  // NULLs first ascending, last descending, on both engines; the id makes paging stable. The
-  // system columns are never NULL: a plain ORDER BY lets PostgreSQL walk their index (a NULLS
-  // clause that differs from its default would force a sort of every matching row).
-  listing = isSystemSortField(sortColumn)
-    ? (sortColumn === 'id' ? listing : listing.orderBy(sortColumn, q.order)).orderBy('id', q.order)
-    : listing.orderBy(sql`${sql.ref(sortColumn)} ${sql.raw(q.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}`).orderBy('id', q.order);
-  const plan = { page: listing.compile(), count: base.select((eb) => eb.fn.countAll().as('n')).compile() };
-  // Reusable only when Kysely placed the values where listRecordRows puts them.
-  const reusable = sameValues(plan.page.parameters, [...values, q.limit, q.offset]) && sameValues(plan.count.parameters, values);
-  return { plan, reusable };
+/** The values of a query in slot order, and the shape that says which statement they fit. */
+function valuesAndShape(store: Store, model: CollectionModel, q: RowQuery) {
+  const values: unknown[] = [];
+  const shape: string[] = [model.table, store.engine];
+  const slot = (v: unknown) => values.push(dbValue(v)) - 1;
+  const slots = {
+    owner: q.owner !== null ? slot(q.owner) : -1,
+    parent: q.parentId !== null ? slot(q.parentId) : -1,
+    conditions: q.conditions.map((c) => {
+      shape.push(`${c.field}[${c.op}]${c.op === 'in' ? c.values.length : ''}${c.op === 'null' ? String(c.values[0]) : ''}`);
+      if (c.op === 'null') return [];
+      if (c.op === 'prefix') {
+        const bound = prefixBound(String(c.values[0]));
+        shape.push(bound === null ? 'unbounded' : 'bounded');
+        return bound === null ? [slot(c.values[0])] : [slot(c.values[0]), slot(bound)];
+      }
+      if (c.op === 'contains') return [slot(`%${likeLiteral(asciiLower(String(c.values[0])))}%`)];
+      return c.values.map(slot);
+    }),
+    search: q.search ? slot(store.engine === 'sqlite' ? q.search.map((w) => `"${w.replace(/"/g, '""')}"`).join(' ') : q.search.join(' ')) : -1,
+    after: q.after ? q.after.map((v) => (v === null ? -1 : slot(v))) : null,
+    limit: -1,
+    offset: -1,
+  };
+  slots.limit = slot(q.limit);
+  slots.offset = slot(q.offset);
+  const sort = fullSort(q.sort);
+  shape.push(`owner:${q.owner !== null}`, `parent:${q.parentId !== null}`, `search:${q.search !== null}:${q.rank}`);
+  shape.push(`sort:${sort.map((k) => `${k.field} ${k.order}`).join(',')}`);
+  if (slots.after) shape.push(`after:${slots.after.map((i) => (i < 0 ? 'null' : 'v')).join(',')}`);
+  return { values, slots, sort, shape: shape.join('|') };
 }
 
-/** A page of rows and the total that match (the total of a short page is told without counting). */
-export async function listRecordRows(store: Store, model: CollectionModel, q: RowQuery): Promise<{ rows: RecordRow[]; total: number }> {
-  const db = any(store);
-  // The values in the order the statements take them (the order of the where clauses above).
-  const values: unknown[] = [];
-  if (q.owner !== null) values.push(q.owner);
-  if (q.parentId !== null) values.push(q.parentId);
-  for (const f of q.filters) values.push(typeof f.value === 'boolean' ? Number(f.value) : f.value);
+type Slots = ReturnType<typeof valuesAndShape>['slots'];
 
-  const cache = statementCache(sqlOf(store));
-  const shape = `list:${model.table}|${q.owner !== null}|${q.parentId !== null}|${q.filters.map((f) => f.field).join(',')}|${q.sortby}|${q.order}`;
-  let plan = cache.get(shape) as ListPlan | undefined;
-  if (!plan) {
-    const built = listPlan(db, model, q, values);
-    plan = built.plan;
-    if (built.reusable) {
-      if (cache.size >= MAX_LIST_PLANS) cache.clear();
-      cache.set(shape, plan);
+function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: RowQuery, slots: Slots, sort: SortKey[]) {
+  const p = (i: number) => sql`${SLOT + i}`;
+  const col = (field: string) => sql.ref(`${model.table}.${columnOfField(model, field)}`);
+  const nullable = (field: string) => !isSystemSortField(field);
+  const where: RawBuilder<unknown>[] = [];
+  if (slots.owner >= 0) where.push(sql`${sql.ref(`${model.table}.owner`)} = ${p(slots.owner)}`);
+  if (slots.parent >= 0) where.push(sql`${sql.ref(`${model.table}.parent_id`)} = ${p(slots.parent)}`);
+  q.conditions.forEach((c, i) => {
+    const v = slots.conditions[i];
+    const column = col(c.field);
+    switch (c.op) {
+      case 'eq': return void where.push(sql`${column} = ${p(v[0])}`);
+      case 'ne': return void where.push(sql`${column} <> ${p(v[0])}`);
+      case 'gt': return void where.push(sql`${column} > ${p(v[0])}`);
+      case 'gte': return void where.push(sql`${column} >= ${p(v[0])}`);
+      case 'lt': return void where.push(sql`${column} < ${p(v[0])}`);
+      case 'lte': return void where.push(sql`${column} <= ${p(v[0])}`);
+      case 'in': return void where.push(sql`${column} in (${sql.join(v.map(p))})`);
+      case 'null': return void where.push(c.values[0] ? sql`${column} is null` : sql`${column} is not null`);
+      // Served by the field's index: the binary-order range of strings that start with the prefix.
+      case 'prefix': return void where.push(v.length === 2 ? sql`${column} >= ${p(v[0])} and ${column} < ${p(v[1])}` : sql`${column} >= ${p(v[0])}`);
+      // Case-insensitive for ASCII letters on both engines (SQLite's lower() folds only those).
+      case 'contains':
+        return void where.push(
+          store.engine === 'sqlite'
+            ? sql`lower(${column}) like ${p(v[0])} escape '\\'`
+            : sql`translate(${column}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ${p(v[0])} escape '\\'`,
+        );
     }
+  });
+  if (slots.search >= 0) {
+    where.push(
+      store.engine === 'sqlite'
+        ? sql`${sql.ref(`${model.table}_fts`)} match ${p(slots.search)}`
+        : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`,
+    );
   }
-  const rows = (await db.executeQuery<RecordRow>({ ...plan.page, parameters: [...values, q.limit, q.offset] })).rows;
-  if (rows.length < q.limit && (rows.length > 0 || q.offset === 0)) return { rows, total: q.offset + rows.length };
-  const counted = (await db.executeQuery<{ n: number | string }>({ ...plan.count, parameters: values })).rows[0];
+  const filtered = [...where];
+  if (slots.after) where.push(keysetAfter(sort, slots.after, p, col, nullable));
+
+  const whereSql = (parts: RawBuilder<unknown>[]) => (parts.length ? sql`where ${sql.join(parts, sql` and `)}` : sql``);
+  const from =
+    slots.search >= 0 && store.engine === 'sqlite'
+      ? sql`${sql.table(model.table)} join ${sql.table(`${model.table}_fts`)} on ${sql.ref(`${model.table}_fts.rowid`)} = ${sql.ref(`${model.table}.rowid`)}`
+      : sql`${sql.table(model.table)}`;
+  const selected = [...new Set([...RECORD_COLUMNS, ...sort.map((k) => columnOfField(model, k.field))])].map((c) => sql.ref(`${model.table}.${c}`));
+  const order: RawBuilder<unknown>[] = [];
+  if (q.rank && slots.search >= 0)
+    order.push(store.engine === 'sqlite' ? sql`${sql.ref(`${model.table}_fts.rank`)}` : sql`ts_rank(${sql.ref(`${model.table}.search_vector`)}, plainto_tsquery('simple', ${p(slots.search)})) desc`);
+  // NULLs first ascending, last descending, on both engines. The system columns are never NULL: a
+  // plain ORDER BY lets PostgreSQL walk their index (a NULLS clause unlike its default would sort).
+  for (const k of sort)
+    order.push(nullable(k.field) ? sql`${col(k.field)} ${sql.raw(k.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}` : sql`${col(k.field)} ${sql.raw(k.order)}`);
+  const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${p(slots.limit)} offset ${p(slots.offset)}`;
+  const total = sql`select count(*) as n from ${from} ${whereSql(filtered)}`;
+  return { page: page.compile(db), count: total.compile(db) };
+}
+
+/**
+ * Rows after the cursor's position in the sort order (NULLs first ascending, last descending):
+ * for each key, the earlier keys equal and this one beyond. `slots` holds -1 for a NULL value.
+ */
+function keysetAfter(
+  sort: SortKey[],
+  slots: number[],
+  p: (i: number) => RawBuilder<unknown>,
+  col: (field: string) => RawBuilder<unknown>,
+  nullable: (field: string) => boolean,
+): RawBuilder<unknown> {
+  const allNonNull = slots.every((i) => i >= 0);
+  const sameOrder = sort.every((k) => k.order === sort[0].order);
+  // The fast path every index serves: one row-value comparison.
+  if (allNonNull && sameOrder && (sort[0].order === 'asc' || sort.every((k) => !nullable(k.field))))
+    return sql`(${sql.join(sort.map((k) => col(k.field)))}) ${sql.raw(sort[0].order === 'asc' ? '>' : '<')} (${sql.join(slots.map(p))})`;
+  const alternatives: RawBuilder<unknown>[] = [];
+  sort.forEach((k, i) => {
+    const equal = sort.slice(0, i).map((e, j) => (slots[j] < 0 ? sql`${col(e.field)} is null` : sql`${col(e.field)} = ${p(slots[j])}`));
+    let beyond: RawBuilder<unknown> | null;
+    const c = col(k.field);
+    if (k.order === 'asc') beyond = slots[i] < 0 ? sql`${c} is not null` : sql`${c} > ${p(slots[i])}`;
+    else beyond = slots[i] < 0 ? null : nullable(k.field) ? sql`(${c} < ${p(slots[i])} or ${c} is null)` : sql`${c} < ${p(slots[i])}`;
+    if (beyond) alternatives.push(sql`(${sql.join([...equal, beyond], sql` and `)})`);
+  });
+  return alternatives.length ? sql`(${sql.join(alternatives, sql` or `)})` : sql`1 = 0`;
+}
+
+/** A page of rows and the total that match (the total of a short first page is told without counting; null when not counted). */
+export async function listRecordRows(store: Store, model: CollectionModel, q: RowQuery): Promise<{ rows: RecordRow[]; total: number | null }> {
+  const db = any(store);
+  const { values, slots, sort, shape } = valuesAndShape(store, model, q);
+  const cache = statementCache(sqlOf(store));
+  let plans = cache.get(`list:${shape}`) as { page: Plan; count: Plan } | undefined;
+  if (!plans) {
+    const built = buildList(store, db, model, q, slots, sort);
+    const page = planOf(built.page);
+    const count = planOf(built.count);
+    if (!page || !count) throw new Error(`list statement with a value outside its slots: ${built.page.sql}`);
+    plans = { page, count };
+    if (cache.size >= MAX_LIST_PLANS) cache.clear();
+    cache.set(`list:${shape}`, plans);
+  }
+  const rows = await runPlan<RecordRow>(db, plans.page, values);
+  if (!q.count) return { rows, total: null };
+  if (!q.after && rows.length < q.limit && (rows.length > 0 || q.offset === 0)) return { rows, total: q.offset + rows.length };
+  const counted = (await runPlan<{ n: number | string }>(db, plans.count, values))[0];
   return { rows, total: Number(counted?.n ?? 0) };
+}
+
+/**
+ * The children of these parents (expand=<child>): at most `perParent` each, the first by id, in
+ * one statement; only `owner`'s when not null.
+ */
+export async function childRowsOf(store: Store, child: CollectionModel, parentIds: string[], owner: string | null, perParent: number): Promise<RecordRow[]> {
+  if (parentIds.length === 0) return [];
+  const db = any(store);
+  const columns = sql.join(RECORD_COLUMNS.map((c) => sql.ref(c)));
+  const ownerClause = owner === null ? sql`` : sql`and owner = ${owner}`;
+  const query = sql<RecordRow>`select ${columns} from (
+      select ${columns}, row_number() over (partition by parent_id order by id) as n
+      from ${sql.table(child.table)} where parent_id in (${sql.join(parentIds)}) ${ownerClause}
+    ) as ranked where n <= ${perParent} order by parent_id, id`;
+  return (await query.execute(db)).rows;
+}
+
+/** The rows with these ids (expand=parent), in no particular order. */
+export async function recordRowsByIds(store: Store, model: CollectionModel, ids: string[]): Promise<RecordRow[]> {
+  if (ids.length === 0) return [];
+  return (await any(store).selectFrom(model.table).select(RECORD_COLUMNS).where('id', 'in', ids).execute()) as RecordRow[];
 }
 
 export async function insertRecordRow(tx: WriteTx, model: CollectionModel, row: RecordRow): Promise<void> {

@@ -236,6 +236,17 @@ function checkCollections(collections: Record<string, CollectionConfig>, file: s
       if (!p) throw new ConfigError(file, `${at}.sort[${i}]`, `"${f}" is not a property of the collection's schema`);
       checkScalarField(file, `${at}.sort[${i}]`, f, p, 'sorted');
     });
+    c.search.forEach((f, i) => {
+      const p = props[f];
+      if (!p) throw new ConfigError(file, `${at}.search[${i}]`, `"${f}" is not a property of the collection's schema`);
+      let type;
+      try {
+        type = scalarFieldType(p).type;
+      } catch {
+        type = null;
+      }
+      if (type !== 'string') throw new ConfigError(file, `${at}.search[${i}]`, `"${f}" cannot be searched: only string properties can`);
+    });
     try {
       new Ajv({ strict: false }).compile(c.schema);
     } catch (e) {

@@ -62,6 +62,8 @@ const Api = Type.Object(
     // null switches the quota off. (Ajv fills no defaults inside a union: the loader completes a partial object.)
     rateLimit: Type.Union([RateLimit, Type.Null()], { default: RATE_LIMIT_DEFAULTS }),
     maxBulkItems: Type.Integer({ default: 1000, minimum: 1 }),
+    /** At most this many children per record with `expand=<child collection>`. */
+    expandLimit: Type.Integer({ default: 10, minimum: 1, maximum: 100 }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -85,6 +87,8 @@ const Collection = Type.Object(
     ),
     filters: Type.Array(Type.String(), { default: [] }),
     sort: Type.Array(Type.String(), { default: [] }),
+    /** String fields searched by `q=` (full-text). */
+    search: Type.Array(Type.String(), { default: [] }),
     attachments: Type.Optional(
       Type.Object(
         {

@@ -148,7 +148,8 @@ async function openPostgres(url: string): Promise<StoreInternals> {
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const typeNames: Record<ColumnKind, string> = {
-    text: 'text',
+    // Binary order, as SQLite compares text: sorting, ranges and prefixes agree on both engines.
+    text: 'text collate "C"',
     integer: 'bigint',
     real: 'double precision',
     boolean: 'integer',
