@@ -1,13 +1,15 @@
 // Attachments (DESIGN 422): multipart or raw uploads; a file over maxBytes, of an undeclared type,
 // or whose bytes do not match its type is 422 and nothing is stored; metadata by default, the
-// bytes when Accept names the file's type; access rules as for the record.
+// bytes when Accept names the file's type; access rules as for the record. Bytes are validated
+// deeply (src/api/file-types.ts): a corrupt file is 422 with what is wrong.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FormData } from 'undici';
 import { startServer, type TestServer } from './helpers/server.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
+import { tinyPdf, tinyPng } from './helpers/files.js';
 
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('pixels')]);
+const PNG = tinyPng();
 let server: TestServer;
 let owner: ApiClient;
 let article: string;
@@ -79,4 +81,22 @@ test('access: another owner gets 403, a read-only token 405 on upload, no token 
   assert.equal((await owner.json('DELETE', `${base()}/${created.body.id}`)).status, 204);
   assert.equal((await owner.json('GET', `${base()}/${created.body.id}`)).status, 404);
   assert.equal((await owner.json('GET', '/v1/orders/x/attachments')).status, 404, 'orders have no attachments');
+});
+
+test('a corrupt or truncated file of a validated type: 422 naming file and what is wrong, nothing stored', async () => {
+  const before = await count();
+  const badCrc = Buffer.from(PNG);
+  badCrc[PNG.length - 13] ^= 0xff;
+  const res = await upload(owner, badCrc, { 'content-type': 'image/png' });
+  assertApiError(res, 422, ['file']);
+  assert.equal(res.body.detail.file, 'is not a valid image/png file: chunk IDAT has a bad CRC');
+  const truncated = await upload(owner, PNG.subarray(0, PNG.length - 12), { 'content-type': 'image/png' });
+  assert.equal(truncated.body.detail.file, 'is not a valid image/png file: ends without an IEND chunk');
+  const form = new FormData();
+  form.append('file', new File([tinyPdf().subarray(0, 100)], 'cut.pdf', { type: 'application/pdf' }));
+  const pdf = await upload(owner, form);
+  assertApiError(pdf, 422, ['file']);
+  assert.equal(pdf.body.detail.file, 'is not a valid application/pdf file: does not end with %%EOF');
+  assert.equal(await count(), before);
+  assert.equal((await upload(owner, tinyPdf(), { 'content-type': 'application/pdf' })).status, 201);
 });

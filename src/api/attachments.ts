@@ -12,25 +12,12 @@ import { write } from '../platform/store/write-path.js';
 import { deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes } from './store/attachments.js';
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
+import { fileProblem } from './file-types.js';
 
 // Attachments of a record (POST /v1/<collection>/<id>/attachments, multipart or a raw body of a
 // declared type). A file over maxBytes, of an undeclared type, or whose bytes are not what its
-// type says is a 422; the file and its metadata are written in one statement or not at all.
-
-const SIGNATURES: Record<string, (b: Buffer) => boolean> = {
-  'image/png': (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
-  'image/jpeg': (b) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
-  'image/gif': (b) => b.subarray(0, 6).toString('latin1') === 'GIF87a' || b.subarray(0, 6).toString('latin1') === 'GIF89a',
-  'image/webp': (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
-  'application/pdf': (b) => b.subarray(0, 5).toString('latin1') === '%PDF-',
-  'application/zip': (b) => b.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04])),
-};
-
-/** Whether the bytes are what the declared type says (types without a known signature pass). */
-export function bytesMatchType(type: string, bytes: Buffer): boolean {
-  const check = SIGNATURES[type];
-  return check ? check(bytes) : true;
-}
+// type says (file-types.ts) is a 422; the file and its metadata are written in one statement or
+// not at all.
 
 type Upload = { bytes: Buffer; type: string; filename: string } | ApiError;
 const tooLarge = (max: number) => unprocessable('The attachment is too large', { file: `must be at most ${max} bytes` });
@@ -165,8 +152,8 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           if (!allowed.includes(file.type))
             throw unprocessable('This type of attachment is not accepted', { 'content-type': `must be one of ${allowed.join(', ')}` });
           if (file.bytes.length === 0) throw unprocessable('The attachment is empty', { file: 'must not be empty' });
-          if (!bytesMatchType(file.type, file.bytes))
-            throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file` });
+          const problem = fileProblem(file.type, file.bytes);
+          if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
           const att: AttachmentsTable = {
             id: uuidv7(),
             collection: model.name,
