@@ -9,7 +9,7 @@ import { acceptsJson, namesType } from '../platform/http/negotiation.js';
 import { routeMethods, type Method } from '../platform/http/routes.js';
 import type { AttachmentsTable } from '../platform/store/schema.js';
 import { write } from '../platform/store/write-path.js';
-import { deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes } from './store/attachments.js';
+import { deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes, type AttachmentMeta } from './store/attachments.js';
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
 import { fileProblem } from './file-types.js';
@@ -85,6 +85,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
 
     const methodsOf: Method[] = ['GET', 'POST'];
     const oneMethods: Method[] = ['GET', 'DELETE'];
+    const contentMethods: Method[] = ['GET'];
     const recordOf = async (request: FastifyRequest, offered: Method[]) => {
       const model = modelWithAttachments(request);
       const caller = a.authorize(request, model.name, offered);
@@ -94,6 +95,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
     };
     const resource = (model: CollectionModel, recordId: string, att: Omit<AttachmentsTable, 'data'>) => {
       const base = `${a.links.recordPath(model, recordId)}/attachments`;
+      const content = a.links.link(`${base}/${att.id}/content`, `The file ${att.filename}`);
       return {
         id: att.id,
         filename: att.filename,
@@ -103,6 +105,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
         created_at: att.created_at,
         link: {
           self: a.links.link(`${base}/${att.id}`, att.filename),
+          content: { ...content, type: att.content_type },
           collection: a.links.link(base, 'The attachments of the record'),
           parent: a.links.link(a.links.recordPath(model, recordId), `The ${model.name} record`),
         },
@@ -190,11 +193,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
               accept: `must allow application/json or ${att.content_type}`,
             });
           }
-          const bytes = await readAttachmentBytes(ctx.store, att.id);
-          if (!bytes) throw notFound('No such attachment', { attachmentId: 'does not exist' });
-          reply.header('content-disposition', `attachment; filename="${att.filename.replace(/"/g, '')}"`);
-          reply.header('etag', `"${att.sha256}"`);
-          return reply.type(att.content_type).send(bytes);
+          return sendFile(ctx, reply, att);
         },
         DELETE: async (request: FastifyRequest, reply: FastifyReply) => {
           const { model, row } = await recordOf(request, oneMethods);
@@ -206,7 +205,42 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
       { config: { negotiates: true } },
       async (request) => void (await recordOf(request, oneMethods)),
     );
+
+    // The bytes whatever Accept says (links, `curl -O`, browsers send */*): link.content.
+    routeMethods(
+      scope,
+      `${v}/:collection/:id/attachments/:attachmentId/content`,
+      {
+        GET: async (request: FastifyRequest, reply: FastifyReply) => {
+          const { model, row } = await recordOf(request, contentMethods);
+          return sendFile(ctx, reply, await findAttachment(ctx, model, row.id, request));
+        },
+      },
+      { config: { negotiates: true } },
+      async (request) => void (await recordOf(request, contentMethods)),
+    );
   });
+}
+
+/** The file itself: its own type, a download name, its sha256 as a strong ETag (nosniff comes from the HTTP policy). */
+async function sendFile(ctx: AppContext, reply: FastifyReply, att: AttachmentMeta) {
+  const bytes = await readAttachmentBytes(ctx.store, att.id);
+  if (!bytes) throw notFound('No such attachment', { attachmentId: 'does not exist' });
+  reply.header('content-disposition', contentDisposition(att.filename));
+  reply.header('etag', `"${att.sha256}"`);
+  return reply.type(att.content_type).send(bytes);
+}
+
+/**
+ * `attachment; filename="…"` (RFC 6266) with a plain-ASCII name, plus `filename*=UTF-8''…`
+ * (RFC 8187, formerly 5987) carrying the real name when that one is not plain ASCII.
+ */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/"/g, '');
+  const plain = `attachment; filename="${ascii}"`;
+  if (ascii === filename) return plain;
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${plain}; filename*=UTF-8''${encoded}`;
 }
 
 async function findAttachment(ctx: AppContext, model: CollectionModel, recordId: string, request: FastifyRequest) {
