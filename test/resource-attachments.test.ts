@@ -178,3 +178,10 @@ test('the content URL answers 401/403/404/405 exactly as the metadata URL', asyn
   assertApiError(del, 405);
   assert.equal(del.headers.get('allow'), 'GET, HEAD');
 });
+
+test('the OpenAPI document lists the content URL', async () => {
+  const doc = (await server.json('GET', '/v1/openapi.json')).body;
+  const path = doc.paths['/articles/{id}/attachments/{attachment_id}/content'];
+  assert.equal(path.get.operationId, 'get_articles_attachment_content');
+  assert.deepEqual(Object.keys(path.get.responses['200'].content), ['image/png', 'application/pdf']);
+});
