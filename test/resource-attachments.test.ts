@@ -1,13 +1,16 @@
 // Attachments (DESIGN 422): multipart or raw uploads; a file over maxBytes, of an undeclared type,
 // or whose bytes do not match its type is 422 and nothing is stored; metadata by default, the
-// bytes when Accept names the file's type; access rules as for the record.
+// bytes when Accept names the file's type; access rules as for the record. Bytes are validated
+// deeply (src/api/file-types.ts): a corrupt file is 422 with what is wrong.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FormData } from 'undici';
+import { createHash } from 'node:crypto';
+import { FormData, request } from 'undici';
 import { startServer, type TestServer } from './helpers/server.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
+import { tinyPdf, tinyPng } from './helpers/files.js';
 
-const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('pixels')]);
+const PNG = tinyPng();
 let server: TestServer;
 let owner: ApiClient;
 let article: string;
@@ -79,4 +82,106 @@ test('access: another owner gets 403, a read-only token 405 on upload, no token 
   assert.equal((await owner.json('DELETE', `${base()}/${created.body.id}`)).status, 204);
   assert.equal((await owner.json('GET', `${base()}/${created.body.id}`)).status, 404);
   assert.equal((await owner.json('GET', '/v1/orders/x/attachments')).status, 404, 'orders have no attachments');
+});
+
+test('a corrupt or truncated file of a validated type: 422 naming file and what is wrong, nothing stored', async () => {
+  const before = await count();
+  const badCrc = Buffer.from(PNG);
+  badCrc[PNG.length - 13] ^= 0xff;
+  const res = await upload(owner, badCrc, { 'content-type': 'image/png' });
+  assertApiError(res, 422, ['file']);
+  assert.equal(res.body.detail.file, 'is not a valid image/png file: chunk IDAT has a bad CRC');
+  const truncated = await upload(owner, PNG.subarray(0, PNG.length - 12), { 'content-type': 'image/png' });
+  assert.equal(truncated.body.detail.file, 'is not a valid image/png file: ends without an IEND chunk');
+  const form = new FormData();
+  form.append('file', new File([tinyPdf().subarray(0, 100)], 'cut.pdf', { type: 'application/pdf' }));
+  const pdf = await upload(owner, form);
+  assertApiError(pdf, 422, ['file']);
+  assert.equal(pdf.body.detail.file, 'is not a valid application/pdf file: does not end with %%EOF');
+  assert.equal(await count(), before);
+  assert.equal((await upload(owner, tinyPdf(), { 'content-type': 'application/pdf' })).status, 201);
+});
+
+test('link.content answers the bytes whatever Accept says (*/*, none, application/json, the type itself), with download headers', async () => {
+  const created = await upload(owner, PNG, { 'content-type': 'image/png', 'content-disposition': 'attachment; filename="dot.png"' });
+  const href: string = created.body.link.content.href;
+  assert.equal(href, `${created.body.link.self.href}/content`);
+  assert.deepEqual(created.body.link.content, { href, title: 'The file dot.png', type: 'image/png' });
+  assert.deepEqual((await owner.json('GET', `${base()}/${created.body.id}`)).body.link.content, created.body.link.content);
+  const listed = (await owner.json('GET', base())).body.find((a: { id: string }) => a.id === created.body.id);
+  assert.deepEqual(listed.link.content, created.body.link.content);
+
+  const sha = createHash('sha256').update(PNG).digest('hex');
+  const check = (status: number, headers: { get(name: string): string | null }, body: Buffer, accept: string) => {
+    assert.equal(status, 200, accept);
+    assert.equal(headers.get('content-type'), 'image/png', accept);
+    assert.equal(headers.get('content-disposition'), 'attachment; filename="dot.png"', accept);
+    assert.equal(headers.get('x-content-type-options'), 'nosniff', accept);
+    assert.equal(headers.get('etag'), `"${sha}"`, accept);
+    assert.equal(headers.get('content-length'), String(PNG.length), accept);
+    assert.deepEqual(body, PNG, accept);
+  };
+  for (const accept of ['*/*', 'application/json', 'image/png', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'application/xml']) {
+    const res = await owner.fetch(href, { headers: { accept } });
+    check(res.status, res.headers, Buffer.from(await res.arrayBuffer()), accept);
+  }
+  // No Accept header at all (fetch would add */*): undici's request sends only what it is given.
+  const bare = await request(href, { dispatcher: server.agent, headers: { authorization: `Bearer ${owner.token}` } });
+  check(bare.statusCode, { get: (n) => (bare.headers[n] as string | undefined) ?? null }, Buffer.from(await bare.body.arrayBuffer()), 'none');
+
+  const head = await owner.fetch(href, { method: 'HEAD', headers: { accept: '*/*' } });
+  assert.equal(head.status, 200);
+  assert.equal(head.headers.get('content-length'), String(PNG.length));
+  assert.equal(head.headers.get('content-type'), 'image/png');
+  assert.equal(head.headers.get('etag'), `"${sha}"`);
+  assert.equal(head.headers.get('content-disposition'), 'attachment; filename="dot.png"');
+  assert.equal((await head.arrayBuffer()).byteLength, 0);
+
+  // The metadata URL negotiates as before: JSON for */*, the bytes only when Accept names the type.
+  assert.equal((await owner.json('GET', `${base()}/${created.body.id}`, undefined, { accept: '*/*' })).body.id, created.body.id);
+  const named = await owner.fetch(`${base()}/${created.body.id}`, { headers: { accept: 'image/png' } });
+  check(named.status, named.headers, Buffer.from(await named.arrayBuffer()), 'metadata URL, image/png');
+});
+
+test('a non-ASCII file name: an ASCII filename and the real one in filename* (RFC 6266/8187)', async () => {
+  const created = await upload(owner, PNG, { 'content-type': 'image/png', 'content-disposition': "attachment; filename*=UTF-8''%C3%A9t%C3%A9%20(1).png" });
+  assert.equal(created.body.filename, 'été (1).png');
+  const res = await owner.fetch(created.body.link.content.href);
+  assert.equal(res.headers.get('content-disposition'), `attachment; filename="_t_ (1).png"; filename*=UTF-8''%C3%A9t%C3%A9%20%281%29.png`);
+  assert.deepEqual(Buffer.from(await res.arrayBuffer()), PNG);
+});
+
+test('the content URL answers 401/403/404/405 exactly as the metadata URL', async () => {
+  const created = await upload(owner, PNG, { 'content-type': 'image/png' });
+  const meta = `${base()}/${created.body.id}`;
+  const clients: [string, ApiClient | null][] = [
+    ['no token', null],
+    ['another owner', await apiClient(server, 'stranger', 'articles:read articles:write')],
+    ['no scope on articles', await apiClient(server, 'writer', 'zoos:read')],
+    ['write scope only', await apiClient(server, 'writer', 'articles:write')],
+    ['the owner', owner],
+  ];
+  const expected: Record<string, number> = { 'no token': 401, 'another owner': 403, 'no scope on articles': 403, 'write scope only': 405, 'the owner': 200 };
+  for (const [who, client] of clients) {
+    const get = (url: string) => (client ? client.fetch(url, { headers: { accept: '*/*' } }) : server.fetch(url, { headers: { accept: '*/*' } }));
+    const [m, c] = await Promise.all([get(meta), get(`${meta}/content`)]);
+    assert.equal(c.status, expected[who], who);
+    assert.equal(c.status, m.status, who);
+    // Allow lists what this token may do on each URL: the content URL has no write method.
+    assert.equal(c.headers.get('allow'), who === 'write scope only' ? '' : m.headers.get('allow'), who);
+    const text = await c.text();
+    if (c.status !== 200) assertApiError({ status: c.status, headers: c.headers, text, body: JSON.parse(text) }, expected[who]);
+  }
+  assertApiError(await owner.json('GET', `${base()}/00000000-0000-7000-8000-000000000000/content`), 404, ['attachmentId']);
+  assert.equal((await owner.json('GET', `/v1/articles/00000000-0000-7000-8000-000000000000/attachments/${created.body.id}/content`)).status, 404);
+  const del = await owner.json('DELETE', `${meta}/content`);
+  assertApiError(del, 405);
+  assert.equal(del.headers.get('allow'), 'GET, HEAD');
+});
+
+test('the OpenAPI document lists the content URL', async () => {
+  const doc = (await server.json('GET', '/v1/openapi.json')).body;
+  const path = doc.paths['/articles/{id}/attachments/{attachment_id}/content'];
+  assert.equal(path.get.operationId, 'get_articles_attachment_content');
+  assert.deepEqual(Object.keys(path.get.responses['200'].content), ['image/png', 'application/pdf']);
 });

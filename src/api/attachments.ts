@@ -9,28 +9,15 @@ import { acceptsJson, namesType } from '../platform/http/negotiation.js';
 import { routeMethods, type Method } from '../platform/http/routes.js';
 import type { AttachmentsTable } from '../platform/store/schema.js';
 import { write } from '../platform/store/write-path.js';
-import { deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes } from './store/attachments.js';
+import { deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes, type AttachmentMeta } from './store/attachments.js';
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
+import { fileProblem } from './file-types.js';
 
 // Attachments of a record (POST /v1/<collection>/<id>/attachments, multipart or a raw body of a
 // declared type). A file over maxBytes, of an undeclared type, or whose bytes are not what its
-// type says is a 422; the file and its metadata are written in one statement or not at all.
-
-const SIGNATURES: Record<string, (b: Buffer) => boolean> = {
-  'image/png': (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
-  'image/jpeg': (b) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
-  'image/gif': (b) => b.subarray(0, 6).toString('latin1') === 'GIF87a' || b.subarray(0, 6).toString('latin1') === 'GIF89a',
-  'image/webp': (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
-  'application/pdf': (b) => b.subarray(0, 5).toString('latin1') === '%PDF-',
-  'application/zip': (b) => b.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04])),
-};
-
-/** Whether the bytes are what the declared type says (types without a known signature pass). */
-export function bytesMatchType(type: string, bytes: Buffer): boolean {
-  const check = SIGNATURES[type];
-  return check ? check(bytes) : true;
-}
+// type says (file-types.ts) is a 422; the file and its metadata are written in one statement or
+// not at all.
 
 type Upload = { bytes: Buffer; type: string; filename: string } | ApiError;
 const tooLarge = (max: number) => unprocessable('The attachment is too large', { file: `must be at most ${max} bytes` });
@@ -98,6 +85,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
 
     const methodsOf: Method[] = ['GET', 'POST'];
     const oneMethods: Method[] = ['GET', 'DELETE'];
+    const contentMethods: Method[] = ['GET'];
     const recordOf = async (request: FastifyRequest, offered: Method[]) => {
       const model = modelWithAttachments(request);
       const caller = a.authorize(request, model.name, offered);
@@ -107,6 +95,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
     };
     const resource = (model: CollectionModel, recordId: string, att: Omit<AttachmentsTable, 'data'>) => {
       const base = `${a.links.recordPath(model, recordId)}/attachments`;
+      const content = a.links.link(`${base}/${att.id}/content`, `The file ${att.filename}`);
       return {
         id: att.id,
         filename: att.filename,
@@ -116,6 +105,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
         created_at: att.created_at,
         link: {
           self: a.links.link(`${base}/${att.id}`, att.filename),
+          content: { ...content, type: att.content_type },
           collection: a.links.link(base, 'The attachments of the record'),
           parent: a.links.link(a.links.recordPath(model, recordId), `The ${model.name} record`),
         },
@@ -165,8 +155,8 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           if (!allowed.includes(file.type))
             throw unprocessable('This type of attachment is not accepted', { 'content-type': `must be one of ${allowed.join(', ')}` });
           if (file.bytes.length === 0) throw unprocessable('The attachment is empty', { file: 'must not be empty' });
-          if (!bytesMatchType(file.type, file.bytes))
-            throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file` });
+          const problem = fileProblem(file.type, file.bytes);
+          if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
           const att: AttachmentsTable = {
             id: uuidv7(),
             collection: model.name,
@@ -203,11 +193,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
               accept: `must allow application/json or ${att.content_type}`,
             });
           }
-          const bytes = await readAttachmentBytes(ctx.store, att.id);
-          if (!bytes) throw notFound('No such attachment', { attachmentId: 'does not exist' });
-          reply.header('content-disposition', `attachment; filename="${att.filename.replace(/"/g, '')}"`);
-          reply.header('etag', `"${att.sha256}"`);
-          return reply.type(att.content_type).send(bytes);
+          return sendFile(ctx, reply, att);
         },
         DELETE: async (request: FastifyRequest, reply: FastifyReply) => {
           const { model, row } = await recordOf(request, oneMethods);
@@ -219,7 +205,42 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
       { config: { negotiates: true } },
       async (request) => void (await recordOf(request, oneMethods)),
     );
+
+    // The bytes whatever Accept says (links, `curl -O`, browsers send */*): link.content.
+    routeMethods(
+      scope,
+      `${v}/:collection/:id/attachments/:attachmentId/content`,
+      {
+        GET: async (request: FastifyRequest, reply: FastifyReply) => {
+          const { model, row } = await recordOf(request, contentMethods);
+          return sendFile(ctx, reply, await findAttachment(ctx, model, row.id, request));
+        },
+      },
+      { config: { negotiates: true } },
+      async (request) => void (await recordOf(request, contentMethods)),
+    );
   });
+}
+
+/** The file itself: its own type, a download name, its sha256 as a strong ETag (nosniff comes from the HTTP policy). */
+async function sendFile(ctx: AppContext, reply: FastifyReply, att: AttachmentMeta) {
+  const bytes = await readAttachmentBytes(ctx.store, att.id);
+  if (!bytes) throw notFound('No such attachment', { attachmentId: 'does not exist' });
+  reply.header('content-disposition', contentDisposition(att.filename));
+  reply.header('etag', `"${att.sha256}"`);
+  return reply.type(att.content_type).send(bytes);
+}
+
+/**
+ * `attachment; filename="…"` (RFC 6266) with a plain-ASCII name, plus `filename*=UTF-8''…`
+ * (RFC 8187, formerly 5987) carrying the real name when that one is not plain ASCII.
+ */
+export function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/"/g, '');
+  const plain = `attachment; filename="${ascii}"`;
+  if (ascii === filename) return plain;
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${plain}; filename*=UTF-8''${encoded}`;
 }
 
 async function findAttachment(ctx: AppContext, model: CollectionModel, recordId: string, request: FastifyRequest) {

@@ -181,6 +181,33 @@ function attachmentPaths(m: CollectionModel, paths: Obj): void {
       responses: { '204': { description: 'Deleted' }, ...errors(401, 403, 404, 405) },
     },
   };
+  attachmentContentPath(m, paths);
+}
+
+/** `…/attachments/{attachment_id}/content`: the file itself, whatever Accept says (link.content). */
+function attachmentContentPath(m: CollectionModel, paths: Obj): void {
+  const file = Object.fromEntries(m.attachments!.types.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }]));
+  const header = (description: string) => ({ schema: { type: 'string' }, description });
+  paths[`/${m.name}/{id}/attachments/{attachment_id}/content`] = {
+    parameters: [
+      { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+      { name: 'attachment_id', in: 'path', required: true, schema: { type: 'string' } },
+    ],
+    get: {
+      tags: [m.name],
+      operationId: `get_${m.name}_attachment_content`,
+      summary: 'The file itself, in its own type, whatever Accept says',
+      security: security(m, 'read'),
+      responses: {
+        '200': {
+          description: 'The file',
+          headers: { 'Content-Disposition': header('attachment; filename="…" (and filename*=UTF-8\'\'… for a non-ASCII name)'), ETag: header('"<sha256>"') },
+          content: file,
+        },
+        ...errors(401, 403, 404, 405),
+      },
+    },
+  };
 }
 
 export function buildOpenApi(config: Config, collections: CollectionRegistry): Obj {
