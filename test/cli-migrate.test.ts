@@ -9,7 +9,7 @@ import { apiClient } from './helpers/tokens.js';
 test('a filter added to the config later is migrated and backfilled; the data stays', async () => {
   const dir = tempDir();
   try {
-    const before = testConfig({ collections: { zoos: { filters: ['name'], sort: ['name'] } } });
+    const before = testConfig({ collections: { zoos: { filters: ['name'], sort: ['name'], search: [] } } });
     const first = await startServer({ dataDir: dir, rawConfig: before });
     const client = await apiClient(first, 'migrator', 'zoos:read zoos:write');
     for (const [name, city] of [['A', 'Lyon'], ['B', 'Nice'], ['C', 'Lyon']])
@@ -18,16 +18,18 @@ test('a filter added to the config later is migrated and backfilled; the data st
     assert.equal(refused.status, 400, 'city is not a filter yet');
     assert.equal(await first.stop(), 0);
 
-    const after = testConfig({ collections: { zoos: { filters: ['name', 'city'], sort: ['name'] } } });
+    const after = testConfig({ collections: { zoos: { filters: ['name', 'city'], sort: ['name'], search: ['city'] } } });
     const configFile = writeConfig(dir, after);
     const migrated = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
     assert.equal(migrated.status, 0, migrated.stderr);
     const report = JSON.parse(migrated.stdout);
     assert.deepEqual(report.columns_added, ['zoos.city']);
+    assert.deepEqual(report.search_indexed, ['zoos'], 'the search index is built from the stored records');
     assert.deepEqual(report.migrations_applied, []);
 
     const again = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
     assert.deepEqual(JSON.parse(again.stdout).columns_added, [], 'migrate is idempotent');
+    assert.deepEqual(JSON.parse(again.stdout).search_indexed, []);
 
     const second = await startServer({ dataDir: dir, configFile });
     try {
@@ -36,6 +38,8 @@ test('a filter added to the config later is migrated and backfilled; the data st
       assert.equal(lyon.status, 200, lyon.text);
       assert.deepEqual(lyon.body.map((z: { name: string }) => z.name), ['A', 'C']);
       assert.equal(lyon.headers.get('x-total-count'), '2');
+      const found = await token.json('GET', '/v1/zoos?q=nice');
+      assert.deepEqual(found.body.map((z: { name: string }) => z.name), ['B'], 'records stored before the search was configured are found');
     } finally {
       await second.stop();
     }

@@ -359,6 +359,19 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
       assert.ok(theirs.body.every((r: Item) => r.owner === 'client:query-b'));
     });
 
+    test('the OpenAPI document lists every list parameter, operators per field type', async () => {
+      const doc = (await server.json('GET', '/v1/openapi.json')).body;
+      const names = doc.paths['/items'].get.parameters.map((p: Json) => p.name);
+      for (const n of ['after', 'count', 'fields', 'expand', 'q', 'sortby', 'order', 'name[prefix]', 'name[contains]', 'rank[gte]', 'rank[in]', 'label[null]', 'open[ne]', 'at[lt]'])
+        assert.ok(names.includes(n), `${n} is listed`);
+      for (const n of ['rank[prefix]', 'open[gt]', 'open[contains]']) assert.ok(!names.includes(n), `${n} is not listed`);
+      const expand = doc.paths['/items'].get.parameters.find((p: Json) => p.name === 'expand');
+      assert.deepEqual(expand.schema.enum, ['parts']);
+      const partNames = doc.paths['/parts'].get.parameters.map((p: Json) => p.name);
+      assert.ok(!partNames.includes('q'), 'no q where nothing is searched');
+      assert.deepEqual(doc.paths['/parts'].get.parameters.find((p: Json) => p.name === 'expand').schema.enum, ['parent']);
+    });
+
     test('the same filters on the nested and the flat child URL give the same records', async () => {
       const parent = items[4];
       const nested = await a.json('GET', `/v1/items/${parent.id}/parts?part[in]=p1,p3,p5&sortby=part&order=desc`);

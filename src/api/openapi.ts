@@ -2,6 +2,7 @@ import type { Config } from '../platform/config/load.js';
 import type { CollectionModel, CollectionRegistry } from '../contract/collections.js';
 import { scopeUniverse } from '../contract/scopes.js';
 import { SERVER_FIELDS } from '../platform/config/record-fields.js';
+import { operatorsOf } from './query.js';
 
 // The OpenAPI 3.1 document of the resource API, derived from the same collection schemas that
 // validate requests, so the description cannot drift from the behaviour.
@@ -43,21 +44,51 @@ function inputSchema(m: CollectionModel, withParent: boolean): Obj {
   };
 }
 
-function listParameters(m: CollectionModel, nested: boolean): Obj[] {
+const OPERATOR_TEXT: Record<string, string> = {
+  ne: 'is not equal to',
+  gt: 'is greater than',
+  gte: 'is at least',
+  lt: 'is less than',
+  lte: 'is at most',
+  in: 'is one of these comma-separated values (at most 100)',
+  prefix: 'starts with (case-sensitive)',
+  contains: 'contains, ignoring the case of ASCII letters',
+  null: 'is absent or null (true), or present (false)',
+};
+
+function listParameters(m: CollectionModel, nested: boolean, expandLimit: number): Obj[] {
   const params: Obj[] = [
     { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 }, description: 'How many records to return' },
-    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0 } },
+    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'Skip this many records (offset paging)' },
     { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } },
     { name: 'per_page', in: 'query', schema: { type: 'integer', minimum: 1 } },
-    { name: 'sortby', in: 'query', schema: { type: 'string', enum: m.sort } },
-    { name: 'order', in: 'query', schema: { type: 'string', enum: ['asc', 'desc'] } },
+    { name: 'after', in: 'query', schema: { type: 'string' }, description: 'Keyset paging: the opaque cursor of a Link: next' },
+    { name: 'sortby', in: 'query', schema: { type: 'string' }, description: `Comma-separated sort keys, of: ${m.sort.join(', ')} (ties by id)` },
+    { name: 'order', in: 'query', schema: { type: 'string' }, description: 'asc or desc: one for all keys, or one per key (comma-separated)' },
+    { name: 'count', in: 'query', schema: { type: 'string', enum: ['exact', 'none'] }, description: 'none leaves out X-Total-Count (and its cost)' },
+    { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields to return (id and link always come)' },
   ];
+  const related = [...(m.parent ? ['parent'] : []), ...m.children];
+  if (related.length)
+    params.push({
+      name: 'expand',
+      in: 'query',
+      schema: { type: 'string', enum: related },
+      description: `Carry related records: parent (the parent record), or a child collection (at most ${expandLimit} per record); needs that collection's read scope`,
+    });
+  if (m.search.length)
+    params.push({ name: 'q', in: 'query', schema: { type: 'string' }, description: `Full-text search over ${m.search.join(', ')}: records with every word, by relevance unless sortby is given` });
   for (const f of m.filters) {
     if (nested && f === m.parent?.field) continue;
     // The parent field has no column: it is an id, a string.
     const type = m.columns.find((c) => c.field === f)?.type;
     const schema: Obj = { type: type?.type ?? 'string', ...(type?.values ? { enum: type.values } : {}) };
     params.push({ name: f, in: 'query', schema, description: `Only records whose ${f} equals this value` });
+    for (const op of operatorsOf(m, f)) {
+      if (op === 'eq') continue;
+      const opSchema = op === 'null' ? { type: 'boolean' } : op === 'in' || op === 'prefix' || op === 'contains' ? { type: 'string' } : schema;
+      params.push({ name: `${f}[${op}]`, in: 'query', schema: opSchema, description: `Only records whose ${f} ${OPERATOR_TEXT[op]}` });
+    }
   }
   return params;
 }
@@ -65,7 +96,7 @@ function listParameters(m: CollectionModel, nested: boolean): Obj[] {
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), responseRef(`E${c}`)]));
 const security = (m: CollectionModel, access: 'read' | 'write') => [{ oauth2: [`${m.name}:${access}`] }, { bearer: [] }];
 
-function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel | null): void {
+function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel | null, expandLimit: number): void {
   const nested = parent !== null;
   const base = nested ? `/${parent.name}/{parent_id}/${m.name}` : `/${m.name}`;
   const parentParam = nested ? [{ name: 'parent_id', in: 'path', required: true, schema: { type: 'string' } }] : [];
@@ -82,7 +113,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
       operationId: `list_${nested ? `${parent.name}_` : ''}${m.name}`,
       summary: `List ${m.name}`,
       security: security(m, 'read'),
-      parameters: listParameters(m, nested),
+      parameters: listParameters(m, nested, expandLimit),
       responses: { '200': { description: 'The records', headers: listHeaders, content: json({ type: 'array', items: ref(m.name) }) }, ...errors(400, 401, 403, 404, 405, 429) },
     },
     post: {
@@ -253,9 +284,9 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry): O
   };
   for (const m of collections.values()) {
     schemas[m.name] = recordSchema(m);
-    collectionPaths(m, paths, null);
+    collectionPaths(m, paths, null, config.api.expandLimit);
     attachmentPaths(m, paths);
-    if (m.parent) collectionPaths(m, paths, collections.get(m.parent.collection)!);
+    if (m.parent) collectionPaths(m, paths, collections.get(m.parent.collection)!, config.api.expandLimit);
   }
   paths['/jobs/{id}'] = {
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],

@@ -16,7 +16,7 @@ export function migrateCommand(program: Command): void {
           applied: await migrateCore(store),
           report: await syncResourceTables(store, buildCollections(config.collections)),
         }));
-        console.log(JSON.stringify({ migrations_applied: applied, collections_created: report.created, columns_added: report.columnsAdded }, null, 2));
+        console.log(JSON.stringify({ migrations_applied: applied, collections_created: report.created, columns_added: report.columnsAdded, search_indexed: report.searchIndexed }, null, 2));
       } finally {
         await store.close();
       }
