@@ -1,4 +1,7 @@
 import { OAuthError } from '../platform/http/errors.js';
+import type { CollectionRegistry } from '../contract/collections.js';
+import { ADMIN_SCOPE } from '../contract/scope-name.js';
+import { scopeUniverse } from '../contract/scopes.js';
 
 // The scope parameter of OAuth requests (RFC 6749 §3.3): a space-separated list; order and repeats
 // carry no meaning. What may be granted comes from the client's registered scope and the deployment's.
@@ -18,21 +21,43 @@ export function formatScope(scopes: readonly string[]): string {
   return scopes.join(' ');
 }
 
-/** What a client may ask for: its registered scope, or every scope of the deployment. */
-export function allowedScopes(clientScope: string | null, universe: readonly string[]): string[] {
-  if (clientScope === null) return [...universe];
-  const registered = new Set(clientScope.split(' ').filter(Boolean));
-  return universe.filter((s) => registered.has(s));
+/** Every scope a token can carry: the collections' scopes, then `admin`. */
+export function grantableUniverse(collections: CollectionRegistry): string[] {
+  return [...scopeUniverse(collections), ADMIN_SCOPE];
 }
 
 /**
- * The scope a request gets: the requested one when every value is known and allowed for the
- * client, the client's whole allowed scope when none is requested. Anything else is invalid_scope.
+ * Who the tokens will stand for: the client itself (client_credentials), a user not known yet
+ * (an authorization request before sign-in, the password grant before the password is checked),
+ * or a known user. `admin` goes to admin users, and to clients registered with it.
  */
-export function resolveRequestedScope(requested: string | undefined, allowed: readonly string[], universe: readonly string[]): string[] {
+export type ScopeHolder = 'client' | 'user' | { admin: boolean };
+
+/** What a client may ask for: its registered scope, or every collection scope (and `admin` for admin users). */
+export function allowedScopes(clientScope: string | null, collections: CollectionRegistry, holder: ScopeHolder): string[] {
+  const universe = grantableUniverse(collections);
+  let allowed: string[];
+  if (clientScope === null) allowed = holder === 'client' ? scopeUniverse(collections) : universe;
+  else {
+    const registered = new Set(clientScope.split(' ').filter(Boolean));
+    allowed = universe.filter((s) => registered.has(s));
+  }
+  if (typeof holder === 'object' && !holder.admin) allowed = allowed.filter((s) => s !== ADMIN_SCOPE);
+  return allowed;
+}
+
+/**
+ * The scope a request gets: the requested one when every value is known and allowed, the
+ * client's whole allowed scope when none is requested (without `admin` unless the client is
+ * registered for it: operators ask for it by name). Anything else is invalid_scope.
+ */
+export function resolveRequestedScope(requested: string | undefined, clientScope: string | null, collections: CollectionRegistry, holder: ScopeHolder): string[] {
+  const universe = grantableUniverse(collections);
+  const allowed = allowedScopes(clientScope, collections, holder);
   if (requested === undefined) {
-    if (allowed.length === 0) throw new OAuthError('invalid_scope', 'The client has no scope registered', 400, { scope: 'no scope available' });
-    return [...allowed];
+    const byDefault = clientScope === null ? allowed.filter((s) => s !== ADMIN_SCOPE) : allowed;
+    if (byDefault.length === 0) throw new OAuthError('invalid_scope', 'The client has no scope registered', 400, { scope: 'no scope available' });
+    return byDefault;
   }
   const parsed = parseScope(requested);
   if (parsed === null || parsed.length === 0)
@@ -41,12 +66,21 @@ export function resolveRequestedScope(requested: string | undefined, allowed: re
   if (unknown.length)
     throw new OAuthError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`, 400, { scope: `unknown: ${unknown.join(' ')}` });
   const forbidden = parsed.filter((s) => !allowed.includes(s));
+  if (forbidden.includes(ADMIN_SCOPE))
+    throw new OAuthError('invalid_scope', 'The admin scope is granted only to admin users and to clients registered with it', 400, {
+      scope: 'admin: not for this user or client',
+    });
   if (forbidden.length)
     throw new OAuthError('invalid_scope', `Scope not allowed for this client: ${forbidden.join(' ')}`, 400, {
       scope: `not allowed for this client: ${forbidden.join(' ')}`,
     });
   // Canonical order (the deployment's), so equal scopes compare equal as strings.
   return universe.filter((s) => parsed.includes(s));
+}
+
+/** What a user may be granted of a requested scope (an authorization request read before sign-in). */
+export function grantableTo(user: { admin: boolean }, scope: readonly string[]): string[] {
+  return user.admin ? [...scope] : scope.filter((s) => s !== ADMIN_SCOPE);
 }
 
 /** Keeps the deployment's order so that a granted scope reads the same everywhere. */

@@ -15,6 +15,8 @@ import {
   revokeAccessTokenRow,
   revokeAllRowsOf,
   revokeGrantRow,
+  revokeGrantRowsWithScope,
+  listLiveGrantRows,
   type AccessTokenRow,
   type GrantRow,
   type Holder,
@@ -61,6 +63,40 @@ export async function findGrant(ctx: AppContext, id: string): Promise<(Grant & {
   return row
     ? { id: row.id, clientId: row.client_id, subject: row.subject, scope: row.scope, expiresAt: Number(row.expires_at), revokedAt: row.revoked_at === null ? null : Number(row.revoked_at) }
     : null;
+}
+
+export interface GrantView {
+  id: string;
+  subject: string;
+  client_id: string;
+  scope: string;
+  created_at: string;
+  expires_at: string;
+  /** When a token was last issued from it (sign-in, code exchange or refresh); null when never. */
+  last_used_at: string | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The live grants (neither revoked nor past their validity) of a subject and/or a client, newest first. */
+export async function listGrants(ctx: AppContext, filter: { subject?: string; clientId?: string }, limit = 1000): Promise<GrantView[]> {
+  const rows = await listLiveGrantRows(ctx.store, filter, Date.now(), limit);
+  return rows.map((r) => ({
+    id: r.id,
+    subject: r.subject,
+    client_id: r.client_id,
+    scope: r.scope,
+    created_at: iso(Number(r.created_at)),
+    expires_at: iso(Number(r.expires_at)),
+    last_used_at: r.last_used_at === null ? null : iso(r.last_used_at),
+  }));
+}
+
+/** Revokes a subject's grants that hold `scope` (e.g. `admin` when the right is taken away), inside the caller's write. */
+export async function revokeGrantsWithScope(ctx: AppContext, tx: WriteTx, subject: string, scope: string, reason: string): Promise<number> {
+  const n = await revokeGrantRowsWithScope(tx, subject, scope, reason, Date.now());
+  if (n) tx.afterCommit(() => announceRevocation(ctx));
+  return n;
 }
 
 /** Revokes a grant and with it every access and refresh token issued from it, and announces it. */

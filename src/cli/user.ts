@@ -1,6 +1,6 @@
-import type { Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import { randomSecret } from '../platform/crypto/secrets.js';
-import { createUser, listUsers, passwordProblem, removeUser, usernameProblem, userSubject } from '../authserver/model/users.js';
+import { createUser, describeUser, listUsers, passwordProblem, removeUser, setUserAdmin, usernameProblem, userSubject } from '../authserver/model/users.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 
 async function readStdin(): Promise<string> {
@@ -16,7 +16,8 @@ export function userCommand(program: Command): void {
     .description('add a user; without --password a strong password is generated and printed once')
     .option('--password <password>', 'the password (visible in the process list: prefer --password-stdin)')
     .option('--password-stdin', 'read the password from standard input')
-    .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean }) => {
+    .option('--admin', 'an admin: may be granted the admin scope (the admin API and console)')
+    .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean; admin?: boolean }) => {
       const badName = usernameProblem(username);
       if (badName) throw new CliError(badName);
       if (opts.password !== undefined && opts.passwordStdin) throw new CliError('use --password or --password-stdin, not both');
@@ -25,8 +26,8 @@ export function userCommand(program: Command): void {
       const badPassword = passwordProblem(password);
       if (badPassword) throw new CliError(badPassword);
       await withContext(opts, async (ctx) => {
-        const created = await modelErrors({}, () => createUser(ctx, username, password));
-        const out: Record<string, unknown> = { id: created.id, username, subject: userSubject(created.id), created_at: new Date(created.createdAt).toISOString() };
+        const created = await modelErrors({}, () => createUser(ctx, username, password, { admin: opts.admin === true }));
+        const out = describeUser(created);
         if (generated) out.password = password;
         console.log(JSON.stringify(out, null, 2));
       });
@@ -61,7 +62,18 @@ export function userCommand(program: Command): void {
     .action(async (opts: CommonOptions) => {
       await withContext(opts, async (ctx) => {
         const users = await listUsers(ctx);
-        console.log(JSON.stringify(users.map((u) => ({ id: u.id, username: u.username, subject: userSubject(u.id), created_at: new Date(u.createdAt).toISOString() })), null, 2));
+        console.log(JSON.stringify(users.map(describeUser), null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('admin <username>'))
+    .description('make a user an admin (on) or not (off); off also revokes the grants that carry the admin scope')
+    .addArgument(new Argument('<state>', 'on | off').choices(['on', 'off']))
+    .action(async (username: string, state: 'on' | 'off', opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const changed = await setUserAdmin(ctx, username, state === 'on');
+        if (!changed) throw new CliError(`there is no user named "${username}"`);
+        console.log(JSON.stringify(describeUser(changed), null, 2));
       });
     });
 }

@@ -3,6 +3,9 @@
 
 export type ScopeAccess = 'read' | 'write';
 
+/** The operators' scope: the admin API (`/admin/v1`). Granted only to admin users, or to clients registered with it. */
+export const ADMIN_SCOPE = 'admin';
+
 export function scopeName(collection: string, access: ScopeAccess): string {
   return `${collection}:${access}`;
 }

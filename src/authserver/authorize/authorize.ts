@@ -11,6 +11,8 @@ import { login } from './login.js';
 import { authorizePath, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { errorPage } from './views.js';
+import { grantableTo } from '../scope-request.js';
+import type { User } from '../model/users.js';
 
 // GET/POST {auth_url}/authorize: the authorization code and implicit grants (RFC 6749 §4.1, §4.2).
 // The forms carry the original request as one hidden field and every POST checks it again from
@@ -49,6 +51,13 @@ async function guarded(
   }
 }
 
+/** The request as this user may be granted it: `admin` only for admin users; nothing left is invalid_scope. */
+function forUser(req: AuthorizationRequest, user: User): AuthorizationRequest {
+  const scope = grantableTo(user, req.scope);
+  if (scope.length === 0) throw new RedirectError('invalid_scope', 'The admin scope is granted only to admin users');
+  return { ...req, scope };
+}
+
 export function authorizeGet(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const q = request.url.indexOf('?');
@@ -59,7 +68,7 @@ export function authorizeGet(ctx: AppContext) {
       () => readAuthorizationRequest(ctx, queryParams(request), raw),
       async (req) => {
         const user = await sessionUser(ctx, request);
-        return user ? renderConsent(ctx, request, reply, req, user) : renderLogin(ctx, request, reply, req);
+        return user ? renderConsent(ctx, request, reply, forUser(req, user), user) : renderLogin(ctx, request, reply, req);
       },
     );
   };
@@ -93,7 +102,7 @@ export function authorizePost(ctx: AppContext) {
         }
         const user = await sessionUser(ctx, request);
         if (!user) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
-        if (step === 'consent') return decide(ctx, request, reply, req, user, form);
+        if (step === 'consent') return decide(ctx, request, reply, forUser(req, user), user, form);
         pageHeaders(reply);
         return sendPage(reply, 400, errorPage('Invalid request', 'The form was not understood.'));
       },

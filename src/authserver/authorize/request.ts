@@ -1,7 +1,6 @@
 import type { AppContext } from '../../contract/context.js';
 import { OAuthError } from '../../platform/http/errors.js';
-import { scopeUniverse } from '../../contract/scopes.js';
-import { allowedScopes, resolveRequestedScope } from '../scope-request.js';
+import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, type Client } from '../model/clients.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
@@ -94,10 +93,9 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (responseType !== 'code' && responseType !== 'token') throw new RedirectError('unsupported_response_type', `Unsupported response_type: ${responseType}`);
     const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
     if (!client.grantTypes.includes(grant)) throw new RedirectError('unauthorized_client', `The client is not registered for the ${grant} grant`);
-    const universe = scopeUniverse(ctx.collections);
     let scope: string[];
     try {
-      scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
+      scope = resolveRequestedScope(params.get('scope'), client.scope, ctx.collections, 'user');
     } catch (e) {
       throw new RedirectError('invalid_scope', (e as OAuthError).description);
     }

@@ -1,6 +1,5 @@
 import { OAuthError } from '../../platform/http/errors.js';
-import { scopeUniverse } from '../../contract/scopes.js';
-import { allowedScopes, resolveRequestedScope } from '../scope-request.js';
+import { resolveRequestedScope } from '../scope-request.js';
 import { issueTokens } from '../tokens.js';
 import { clientSubject } from '../model/users.js';
 import type { TokenGrant } from './grant.js';
@@ -17,8 +16,7 @@ export const clientCredentialsGrant: TokenGrant = {
       throw new OAuthError('unauthorized_client', 'A public client cannot use client_credentials', 400, {
         grant_type: 'needs a confidential client',
       });
-    const universe = scopeUniverse(ctx.collections);
-    const scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
+    const scope = resolveRequestedScope(params.get('scope'), client.scope, ctx.collections, 'client');
     const response = await issueTokens(ctx, request.log, {
       grantType: 'client_credentials',
       client,

@@ -1,6 +1,5 @@
 import { OAuthError } from '../../platform/http/errors.js';
-import { scopeUniverse } from '../../contract/scopes.js';
-import { allowedScopes, resolveRequestedScope } from '../scope-request.js';
+import { resolveRequestedScope } from '../scope-request.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { issueTokens, issuesRefreshTokens } from '../tokens.js';
 import { userSubject } from '../model/users.js';
@@ -16,13 +15,15 @@ export const passwordGrant: TokenGrant = {
   async handler(ctx, request, { client }, params) {
     const username = params.require('username');
     const password = params.require('password');
-    const universe = scopeUniverse(ctx.collections);
-    const scope = resolveRequestedScope(params.get('scope'), allowedScopes(client.scope, universe), universe);
+    // Checked again once the user is known: `admin` only for admin users.
+    const requested = params.get('scope');
+    resolveRequestedScope(requested, client.scope, ctx.collections, 'user');
 
     const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
     if ('retryAfter' in outcome) throw throttled(outcome.retryAfter);
     if ('failed' in outcome) throw new OAuthError('invalid_grant', 'Invalid username or password', 400, { password: 'does not match the username' });
 
+    const scope = resolveRequestedScope(requested, client.scope, ctx.collections, outcome.user);
     const { auth } = ctx.config;
     const refresh = issuesRefreshTokens(client);
     const validity = Math.min(auth.maxGrantTtl, refresh ? auth.refreshTokenTtl : auth.accessTokenTtl);

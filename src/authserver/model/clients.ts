@@ -3,8 +3,7 @@ import { contextCache } from '../../contract/context-cache.js';
 import { AlreadyExists, InvalidInput, NotApplicable } from '../../contract/errors.js';
 import { RevalidatingCache } from '../../contract/revalidating-cache.js';
 import { announceRevocation } from '../../contract/revocation-notices.js';
-import { scopeUniverse } from '../../contract/scopes.js';
-import { canonicalScope, parseScope } from '../scope-request.js';
+import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
 import { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
@@ -88,7 +87,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
   let scope: string | null = null;
   if (input.scope !== undefined && input.scope !== null) {
     const parsed = parseScope(input.scope.trim().replace(/\s+/g, ' '));
-    const universe = scopeUniverse(ctx.collections);
+    const universe = grantableUniverse(ctx.collections);
     if (!parsed || parsed.length === 0) bad('scope', 'must list scope values separated by spaces');
     const unknown = parsed!.filter((s) => !universe.includes(s));
     if (unknown.length) bad('scope', `unknown scope ${unknown.join(' ')} (known: ${universe.join(' ')})`);

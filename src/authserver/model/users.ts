@@ -4,8 +4,20 @@ import { AlreadyExists, InvalidInput } from '../../contract/errors.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
 import { deleteSessionsOfUser } from '../store/sessions.js';
-import { anyUser, deleteUser, findUserCredentials, findUserRecordById, findUserRecordByUsername, insertUser, listUserRecords, type UserRecord } from '../store/users.js';
-import { revokeAllOf, type Revoked } from '../tokens.js';
+import {
+  anyUser,
+  deleteUser,
+  findUserCredentials,
+  findUserRecordById,
+  findUserRecordByUsername,
+  insertUser,
+  listUserRecords,
+  updateUserAdmin,
+  updateUserPassword,
+  type UserRecord,
+} from '../store/users.js';
+import { revokeAllOf, revokeGrantsWithScope, type Revoked } from '../tokens.js';
+import { ADMIN_SCOPE } from '../../contract/scope-name.js';
 
 // Resource owners and their rules. A user's subject (the owner of what their tokens create) is
 // `user:<id>`. The CLI, the demo and the admin API go through this module.
@@ -26,14 +38,14 @@ export function passwordProblem(password: string): string | null {
   return password.length < MIN_PASSWORD_LENGTH ? `the password must have at least ${MIN_PASSWORD_LENGTH} characters` : null;
 }
 
-export async function createUser(ctx: AppContext, username: string, password: string): Promise<User> {
+export async function createUser(ctx: AppContext, username: string, password: string, options: { admin?: boolean } = {}): Promise<User> {
   const problems: Record<string, string> = {};
   const u = usernameProblem(username);
   if (u) problems.username = u;
   const p = passwordProblem(password);
   if (p) problems.password = p;
   if (Object.keys(problems).length) throw new InvalidInput(Object.values(problems)[0], problems);
-  const user = { id: uuidv7(), username, createdAt: Date.now(), passwordHash: await hashPassword(password) };
+  const user = { id: uuidv7(), username, admin: options.admin === true, createdAt: Date.now(), passwordHash: await hashPassword(password) };
   try {
     await write(ctx.store, async (tx) => {
       if (await findUserRecordByUsername(tx, username)) throw new AlreadyExists(`a user named "${username}" already exists`);
@@ -43,7 +55,42 @@ export async function createUser(ctx: AppContext, username: string, password: st
     if (!(e instanceof AlreadyExists) && (await findUserRecordByUsername(ctx.store, username))) throw new AlreadyExists(`a user named "${username}" already exists`);
     throw e;
   }
-  return { id: user.id, username, createdAt: user.createdAt };
+  return { id: user.id, username, admin: user.admin, createdAt: user.createdAt };
+}
+
+/** Makes a user an admin (may be granted the `admin` scope) or not. Null when there is no such user. */
+export async function setUserAdmin(ctx: AppContext, username: string, admin: boolean): Promise<User | null> {
+  return write(ctx.store, async (tx) => {
+    const user = await findUserRecordByUsername(tx, username);
+    if (!user) return null;
+    await updateUserAdmin(tx, user.id, admin);
+    // An admin no more: the grants that carry the admin scope end with their tokens.
+    if (user.admin && !admin) await revokeGrantsWithScope(ctx, tx, userSubject(user.id), ADMIN_SCOPE, 'admin rights removed');
+    return { ...user, admin };
+  });
+}
+
+/**
+ * Sets a new password (the rules of createUser). Every other sign-in session ends; the grants
+ * the user gave to applications stay (revoke them on the account page or with `grant revoke`).
+ * Null when there is no such user.
+ */
+export async function changePassword(ctx: AppContext, username: string, password: string): Promise<User | null> {
+  const problem = passwordProblem(password);
+  if (problem) throw new InvalidInput(problem, { password: problem });
+  const hash = await hashPassword(password);
+  return write(ctx.store, async (tx) => {
+    const user = await findUserRecordByUsername(tx, username);
+    if (!user) return null;
+    await updateUserPassword(tx, user.id, hash);
+    await deleteSessionsOfUser(tx, user.id);
+    return user;
+  });
+}
+
+/** What a user looks like to operators (CLI output, admin API): never the password hash. */
+export function describeUser(user: User): Record<string, unknown> {
+  return { id: user.id, username: user.username, subject: userSubject(user.id), admin: user.admin, created_at: new Date(user.createdAt).toISOString() };
 }
 
 export function findUserById(ctx: AppContext, id: string): Promise<User | null> {
@@ -81,5 +128,5 @@ export async function removeUser(ctx: AppContext, username: string): Promise<(Re
 export async function verifyUserCredentials(ctx: AppContext, username: string, password: string): Promise<User | null> {
   const found = await findUserCredentials(ctx.store, username);
   const ok = await verifyPassword(found?.passwordHash ?? (await decoyPasswordHash()), password);
-  return found && ok ? { id: found.id, username: found.username, createdAt: found.createdAt } : null;
+  return found && ok ? { id: found.id, username: found.username, admin: found.admin, createdAt: found.createdAt } : null;
 }

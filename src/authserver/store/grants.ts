@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { AccessTokensTable, AuthorizationCodesTable, Database, GrantsTable, RefreshTokensTable } from '../../platform/store/schema.js';
 import { preparedInsert } from '../../platform/store/prepared-insert.js';
@@ -41,6 +42,35 @@ export async function revokeAllRowsOf(tx: WriteTx, holder: Holder, reason: strin
   const tokens = await db.updateTable('access_tokens').set({ revoked_at: now }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
   await db.deleteFrom('authorization_codes').where(column, '=', value).where('used_at', 'is', null).execute();
   return { grants: count(grants), accessTokens: count(tokens) };
+}
+
+/** Revokes a subject's live grants whose scope holds `scope` (a removed admin right); returns how many. */
+export async function revokeGrantRowsWithScope(tx: WriteTx, subject: string, scope: string, reason: string, now: number): Promise<number> {
+  const r = await sqlOf(tx)
+    .updateTable('grants')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('subject', '=', subject)
+    .where('revoked_at', 'is', null)
+    .where(sql<string>`' ' || scope || ' '`, 'like', `% ${scope} %`)
+    .executeTakeFirst();
+  return count(r);
+}
+
+/** A grant with when a token was last issued from it. */
+export type GrantListRow = GrantRow & { last_used_at: number | null };
+
+/** The live grants (not revoked, not expired), newest first, of a subject and/or a client. */
+export async function listLiveGrantRows(on: On, filter: { subject?: string; clientId?: string }, now: number, limit: number): Promise<GrantListRow[]> {
+  let q = sqlOf(on)
+    .selectFrom('grants as g')
+    .selectAll('g')
+    .select((eb) => eb.selectFrom('access_tokens as a').whereRef('a.grant_id', '=', 'g.id').select((e) => e.fn.max('a.created_at').as('m')).as('last_used_at'))
+    .where('g.revoked_at', 'is', null)
+    .where('g.expires_at', '>', now);
+  if (filter.subject !== undefined) q = q.where('g.subject', '=', filter.subject);
+  if (filter.clientId !== undefined) q = q.where('g.client_id', '=', filter.clientId);
+  const rows = await q.orderBy('g.created_at', 'desc').orderBy('g.id', 'desc').limit(limit).execute();
+  return rows.map((r) => ({ ...r, last_used_at: r.last_used_at === null ? null : Number(r.last_used_at) })) as GrantListRow[];
 }
 
 const insertAccessTokenRow = preparedInsert('access_tokens', [

@@ -6,14 +6,23 @@ import type { WriteTx } from '../../platform/store/write-path.js';
 export interface UserRecord {
   id: string;
   username: string;
+  admin: boolean;
   createdAt: number;
 }
 
-const PUBLIC_COLUMNS = ['id', 'username', 'created_at'] as const;
-const fromRow = (r: { id: string; username: string; created_at: number }): UserRecord => ({ id: r.id, username: r.username, createdAt: Number(r.created_at) });
+const PUBLIC_COLUMNS = ['id', 'username', 'admin', 'created_at'] as const;
+const fromRow = (r: { id: string; username: string; admin: number; created_at: number }): UserRecord => ({
+  id: r.id,
+  username: r.username,
+  admin: Number(r.admin) === 1,
+  createdAt: Number(r.created_at),
+});
 
 export async function insertUser(tx: WriteTx, user: UserRecord & { passwordHash: string }): Promise<void> {
-  await sqlOf(tx).insertInto('users').values({ id: user.id, username: user.username, password_hash: user.passwordHash, created_at: user.createdAt }).execute();
+  await sqlOf(tx)
+    .insertInto('users')
+    .values({ id: user.id, username: user.username, password_hash: user.passwordHash, admin: user.admin ? 1 : 0, created_at: user.createdAt })
+    .execute();
 }
 
 export async function findUserRecordById(on: On, id: string): Promise<UserRecord | null> {
@@ -42,4 +51,12 @@ export async function anyUser(on: On): Promise<boolean> {
 
 export async function deleteUser(tx: WriteTx, id: string): Promise<boolean> {
   return count(await sqlOf(tx).deleteFrom('users').where('id', '=', id).executeTakeFirst()) > 0;
+}
+
+export async function updateUserAdmin(tx: WriteTx, id: string, admin: boolean): Promise<void> {
+  await sqlOf(tx).updateTable('users').set({ admin: admin ? 1 : 0 }).where('id', '=', id).execute();
+}
+
+export async function updateUserPassword(tx: WriteTx, id: string, passwordHash: string): Promise<void> {
+  await sqlOf(tx).updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
 }

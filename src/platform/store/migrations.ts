@@ -205,6 +205,16 @@ function coreMigrations(store: Store): Record<string, Migration> {
         await db.schema.createIndex('access_tokens_expiry').on('access_tokens').column('expires_at').execute();
       },
     },
+    // Admins (the `admin` scope), and the indexes that listing and revoking by user or client use.
+    '0004_admins_and_holder_indexes': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('users').addColumn('admin', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        for (const table of ['grants', 'access_tokens', 'authorization_codes'])
+          for (const column of ['subject', 'client_id'])
+            await db.schema.createIndex(`${table}_${column}`).ifNotExists().on(table).column(column).execute();
+        await db.schema.createIndex('sessions_user').ifNotExists().on('sessions').column('user_id').execute();
+      },
+    },
   };
 }
 

@@ -19,6 +19,8 @@ export interface UsersTable {
   id: string;
   username: string;
   password_hash: string;
+  /** 1: may be granted the `admin` scope. */
+  admin: number;
   created_at: number;
 }
 
