@@ -33,6 +33,13 @@ module.exports = {
       to: { path: '^src/(api|authserver|admin|main|cli)/', pathNot: '^src/$1/' },
     },
     {
+      name: 'admin-over-the-servers',
+      severity: 'error',
+      comment: 'The admin API and console use both servers (their models, never their stores) and are used by no one but main.',
+      from: { path: '^src/admin/' },
+      to: { path: '^src/(main|cli)/' },
+    },
+    {
       name: 'main-below-cli',
       severity: 'error',
       comment: 'The composition root does not know the command line.',

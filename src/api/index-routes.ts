@@ -9,7 +9,7 @@ import { authorizationServerIssuer } from './access/protected-resource.js';
 // The public entry points of the resource API: GET / (versions), GET /v1 (collections),
 // GET /v1/openapi.json. They need no token.
 
-export async function registerIndexRoutes(app: FastifyInstance, ctx: AppContext, links: Links): Promise<void> {
+export async function registerIndexRoutes(app: FastifyInstance, ctx: AppContext, links: Links, morePaths: () => Record<string, unknown> = () => ({})): Promise<void> {
   const v = `/v${ctx.config.api.version}`;
   const link = (href: string, title: string) => ({ href, title, type: 'application/json' });
   let openapi: unknown = null;
@@ -50,6 +50,6 @@ export async function registerIndexRoutes(app: FastifyInstance, ctx: AppContext,
   });
 
   routeMethods(app, `${v}/openapi.json`, {
-    GET: async () => (openapi ??= buildOpenApi(ctx.config, ctx.collections)),
+    GET: async () => (openapi ??= buildOpenApi(ctx.config, ctx.collections, morePaths())),
   });
 }

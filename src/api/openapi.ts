@@ -1,6 +1,6 @@
 import type { Config } from '../platform/config/load.js';
 import type { CollectionModel, CollectionRegistry } from '../contract/collections.js';
-import { scopeUniverse } from '../contract/scopes.js';
+import { ADMIN_SCOPE, scopeLabel, scopeUniverse } from '../contract/scopes.js';
 import { SERVER_FIELDS } from '../platform/config/record-fields.js';
 import { operatorsOf } from './query.js';
 
@@ -18,7 +18,7 @@ function scopesOf(collections: CollectionRegistry): Record<string, string> {
     const [name, access] = scope.split(':');
     return access === 'read' ? `Read ${name} (GET, HEAD)` : `Create, change and delete ${name} (POST, PUT, PATCH, DELETE)`;
   };
-  return Object.fromEntries(scopeUniverse(collections).map((scope) => [scope, describe(scope)]));
+  return { ...Object.fromEntries(scopeUniverse(collections).map((scope) => [scope, describe(scope)])), [ADMIN_SCOPE]: scopeLabel(collections, ADMIN_SCOPE) };
 }
 
 function recordSchema(m: CollectionModel): Obj {
@@ -241,7 +241,8 @@ function attachmentContentPath(m: CollectionModel, paths: Obj): void {
   };
 }
 
-export function buildOpenApi(config: Config, collections: CollectionRegistry): Obj {
+/** The OpenAPI 3.1 document of the resource API; `more` adds operations served beside it (the admin API). */
+export function buildOpenApi(config: Config, collections: CollectionRegistry, more: Obj = {}): Obj {
   const paths: Obj = {};
   const schemas: Obj = {
     Error: {
@@ -305,7 +306,7 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry): O
     info: { title: 'gatehouse resource API', version: String(config.api.version) },
     servers: [{ url: `${config.publicUrl}/v${config.api.version}` }],
     security: [{ bearer: [] }],
-    paths,
+    paths: { ...paths, ...more },
     components: {
       schemas,
       responses,

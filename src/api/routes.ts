@@ -35,7 +35,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const COLLECTION_METHODS: Method[] = ['GET', 'POST'];
 const RECORD_METHODS: Method[] = ['GET', 'PUT', 'PATCH', 'DELETE'];
 
-export async function registerResourceApi(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** `openapiPaths`: operations served beside the resource API (the admin API) for its OpenAPI document. */
+export async function registerResourceApi(app: FastifyInstance, ctx: AppContext, openapiPaths?: () => Record<string, unknown>): Promise<void> {
   const { config } = ctx;
   const links = new Links(() => ctx.config.publicUrl, config.api.version, ctx.collections);
   const records = new Records(ctx, links);
@@ -43,7 +44,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext)
   const authenticator = new Authenticator(ctx);
   const v = `/v${config.api.version}`;
 
-  await registerIndexRoutes(app, ctx, links);
+  await registerIndexRoutes(app, ctx, links, openapiPaths);
   registerProtectedResourceMetadata(app, ctx);
 
   await app.register(async (api) => {

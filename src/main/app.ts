@@ -14,6 +14,8 @@ import { registerHealth } from './health.js';
 import { gone, notFound } from '../platform/http/errors.js';
 import { registerResourceApi } from '../api/routes.js';
 import { registerAuthorizationServer } from '../authserver/routes.js';
+import { registerAdminApi } from '../admin/api.js';
+import { adminOpenApiPaths } from '../admin/openapi.js';
 
 export interface BuildOptions {
   logLevel?: string;
@@ -61,7 +63,9 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     async (scoped) => {
       registerHealth(scoped, ctx, availability);
       if (config.servesAuth) await registerAuthorizationServer(scoped, ctx);
-      if (config.servesResources) await registerResourceApi(scoped, ctx);
+      // The operators' API runs beside the authorization server, whose tables it administers.
+      if (config.servesAuth) registerAdminApi(scoped, ctx);
+      if (config.servesResources) await registerResourceApi(scoped, ctx, config.servesAuth ? () => adminOpenApiPaths(ctx.config) : undefined);
     },
     { prefix: config.basePath },
   );

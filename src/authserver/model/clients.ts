@@ -7,7 +7,7 @@ import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
 import { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
-import { anyClient, clientExists, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientSecret, type ClientRecord } from '../store/clients.js';
+import { anyClient, clientExists, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
 
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
@@ -137,6 +137,34 @@ export async function listClients(ctx: AppContext): Promise<Client[]> {
 
 export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
   return anyClient(ctx.store);
+}
+
+/** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
+export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType'>>;
+
+/**
+ * Changes a client under the same rules as registering one (checked on the result). Every
+ * instance sees the change within the client cache's second, at once where the notice reaches.
+ * Null when there is no such client.
+ */
+export async function updateClient(ctx: AppContext, id: string, changes: ClientChanges): Promise<Client | null> {
+  return write(ctx.store, async (tx) => {
+    const record = await findClientRecord(tx, id);
+    if (!record) return null;
+    const checked = checkNewClient(ctx, {
+      id,
+      public: record.public,
+      name: changes.name ?? record.name,
+      redirectUris: changes.redirectUris ?? record.redirectUris,
+      grantTypes: changes.grantTypes ?? record.grantTypes,
+      scope: changes.scope === undefined ? record.scope : changes.scope,
+      tokenType: changes.tokenType ?? record.tokenType,
+    });
+    const updated: Client = { ...toClient(record), name: checked.name, redirectUris: checked.redirectUris, grantTypes: checked.grantTypes, scope: checked.scope, tokenType: checked.tokenType };
+    await updateClientRecord(tx, updated);
+    tx.afterCommit(() => announceRevocation(ctx));
+    return updated;
+  });
 }
 
 /** Removes a client: its grants and tokens end, its credentials stop working. Null when there is no such client. */

@@ -72,6 +72,21 @@ export async function deleteClient(tx: WriteTx, id: string): Promise<boolean> {
   return count(await sqlOf(tx).deleteFrom('clients').where('id', '=', id).executeTakeFirst()) > 0;
 }
 
+/** Writes a client's changeable fields (everything but its id, type, secret and creation time). */
+export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Promise<void> {
+  await sqlOf(tx)
+    .updateTable('clients')
+    .set({
+      name: client.name,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      grant_types: JSON.stringify(client.grantTypes),
+      scope: client.scope,
+      token_type: client.tokenType,
+    })
+    .where('id', '=', client.id)
+    .execute();
+}
+
 export async function updateClientSecret(tx: WriteTx, id: string, secretHash: string): Promise<void> {
   await sqlOf(tx).updateTable('clients').set({ secret_hash: secretHash }).where('id', '=', id).execute();
 }
