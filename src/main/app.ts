@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import type { AppContext } from '../contract/context.js';
 import type { Certificate } from '../platform/http/tls.js';
 import '../platform/http/route-config.js';
-import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from '../platform/http/error-handler.js';
+import { answerWhatNodeWould, clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from '../platform/http/error-handler.js';
 import { registerJsonParser } from '../platform/http/body-parsers.js';
 import { applyMethodOverride } from '../platform/http/method-override.js';
 import { registerHttpPolicy } from '../platform/http/headers.js';
@@ -43,10 +43,11 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     serverFactory: (handler) => {
-      const server = https.createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+      const server = https.createServer({ key: cert.key, cert: cert.cert, requireHostHeader: false }, (req, res) => {
         applyMethodOverride(req);
         handler(req, res);
       });
+      answerWhatNodeWould(server);
       // Longer than the idle timeout of common load balancers (60 s), as Fastify's own default.
       server.keepAliveTimeout = 72_000;
       return server;

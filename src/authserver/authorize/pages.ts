@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { prefersJson } from '../../platform/http/negotiation.js';
 import type { AppContext } from '../../contract/context.js';
 import { scopeLabel } from '../../contract/scopes.js';
 import { browserBinding, csrfToken } from './csrf.js';
@@ -17,7 +18,15 @@ export function pageHeaders(reply: FastifyReply, formTargets: string[] = []): vo
   reply.header('pragma', 'no-cache');
 }
 
-export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
+/**
+ * An HTML page for a person; a problem (status ≥ 400) goes as the JSON error body instead to a
+ * client that does not take HTML (`problem` says what; the page's text otherwise).
+ */
+export function sendPage(reply: FastifyReply, status: number, html: string, problem?: { error: string; detail?: Record<string, string> }): FastifyReply {
+  if (status >= 400 && prefersJson(reply.request.headers.accept)) {
+    const title = /<title>([^<]*)<\/title>/.exec(html)?.[1]?.replace(/ · .*$/, '');
+    return reply.code(status).type('application/json; charset=utf-8').send({ error: problem?.error ?? title ?? 'Request refused', detail: problem?.detail ?? {} });
+  }
   return reply.code(status).type('text/html; charset=utf-8').send(html);
 }
 

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { ApiError } from './errors.js';
 import { HSTS } from './headers.js';
 
@@ -81,9 +83,36 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { code?: string 
     socket.destroy();
     return;
   }
+  answerOnSocket(socket, status, body);
+}
+
+/** A JSON error written straight to the socket (before or outside Fastify), then the connection closes. */
+function answerOnSocket(socket: Socket | Duplex, status: number, body: Record<string, unknown>): void {
+  if (!socket.writable) return void socket.destroy();
   const text = JSON.stringify(body);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(text)}\r\nStrict-Transport-Security: ${HSTS}\r\nConnection: close\r\n\r\n${text}`,
+      `Content-Length: ${Buffer.byteLength(text)}\r\nStrict-Transport-Security: ${HSTS}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${text}`,
   );
+}
+
+/**
+ * What Node's HTTP server would otherwise answer itself, without the JSON error body, or not at
+ * all: CONNECT (closed without a word), a protocol upgrade (left hanging), an `Expect` other than
+ * 100-continue (a bare 417), and a request without Host (a bare 400: the server is created with
+ * requireHostHeader off and the request reaches the policy hook, which answers it).
+ */
+export function answerWhatNodeWould(server: HttpsServer): void {
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) =>
+    answerOnSocket(socket, 405, { error: 'CONNECT is not supported', detail: { method: 'this server is not a proxy' } }),
+  );
+  server.on('upgrade', (_req: IncomingMessage, socket: Duplex) =>
+    answerOnSocket(socket, 400, { error: 'Protocol upgrades are not supported', detail: { upgrade: 'send the request without Upgrade' } }),
+  );
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const text = JSON.stringify({ error: 'Expectation not supported', detail: { expect: 'only 100-continue is supported' } });
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'strict-transport-security': HSTS, 'x-content-type-options': 'nosniff', connection: 'close' });
+    res.end(text);
+    req.resume();
+  });
 }

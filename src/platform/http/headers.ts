@@ -26,6 +26,8 @@ export function registerHttpPolicy(app: FastifyInstance, config: Config): void {
     const routeConfig = request.routeOptions.config;
     // JSON is never rendered: nothing may load or frame it. HTML pages set their own policy.
     if (routeConfig?.html !== true) reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    // HTTP/1.1 requires Host (RFC 9112 §3.2); Node's own answer would not be JSON.
+    if (!request.headers.host) throw new ApiError(400, 'The Host header is required', { host: 'is required' });
     const overrideProblem = methodOverrideError(request.raw);
     if (overrideProblem) throw overrideProblem;
     if (config.server.trustProxy && routeConfig?.anyProtocol !== true) {

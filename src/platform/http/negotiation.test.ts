@@ -40,6 +40,7 @@ test('prefersJson: only an explicit application/json ranked above text/html', ()
   assert.equal(prefersJson('*/*'), false);
   assert.equal(prefersJson(undefined), false);
   assert.equal(prefersJson('text/html;q=0.5, application/json;q=0.4'), false);
+  assert.equal(prefersJson('application/*'), true, 'no HTML accepted at all');
 });
 
 test('namesType: the exact type, never through a wildcard', () => {

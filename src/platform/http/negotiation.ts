@@ -52,9 +52,13 @@ export function namesType(header: string | undefined, mediaType: string): boolea
   return parseAccept(header).some((r) => r.type === type && r.subtype === subtype && r.q > 0);
 }
 
-/** A JSON error instead of an HTML page when the client names application/json above text/html (a browser asks for HTML). */
+/**
+ * A JSON error instead of an HTML page: when the client takes no HTML at all (`application/*`,
+ * `application/json`), or names application/json above text/html. A browser asks for HTML.
+ */
 export function prefersJson(header: string | undefined): boolean {
   if (!header) return false;
+  if (!acceptsHtml(header)) return true;
   const ranges = parseAccept(header);
   const named = (type: string, subtype: string) => ranges.find((r) => r.type === type && r.subtype === subtype)?.q ?? -1;
   const json = named('application', 'json');
