@@ -2,6 +2,7 @@ import { Argument, type Command } from 'commander';
 import { randomSecret } from '../platform/crypto/secrets.js';
 import { createUser, describeUser, listUsers, passwordProblem, removeUser, setUserAdmin, usernameProblem, userSubject } from '../authserver/model/users.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
+import { printList, withJsonOption, type ListOptions } from './output.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -57,12 +58,11 @@ export function userCommand(program: Command): void {
       });
     });
 
-  withCommonOptions(user.command('list'))
-    .description('list the users')
-    .action(async (opts: CommonOptions) => {
+  withJsonOption(withCommonOptions(user.command('list')))
+    .description('list the users: a table on a terminal, else JSON')
+    .action(async (opts: CommonOptions & ListOptions) => {
       await withContext(opts, async (ctx) => {
-        const users = await listUsers(ctx);
-        console.log(JSON.stringify(users.map(describeUser), null, 2));
+        printList((await listUsers(ctx)).map(describeUser), ['id', 'username', 'admin', 'created_at'], opts, 'no users');
       });
     });
 
