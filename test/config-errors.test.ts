@@ -56,6 +56,7 @@ function yamlOf(over: Json, replace?: (c: Json) => void): string {
 function assertOneClearMessage(o: Outcome, field: string, problem: RegExp): void {
   assert.notEqual(o.status, 0, `should fail, exited ${o.status}\n${o.stdout}${o.stderr}`);
   assert.notEqual(o.status, null, 'should exit by itself, not be killed');
+  assert.equal(o.status, 2, 'a bad config exits with status 2');
   assert.doesNotMatch(o.stdout, /listening/);
   const lines = o.stderr.trim().split('\n');
   assert.equal(lines.length, 1, `one message expected, got:\n${o.stderr}`);
@@ -64,37 +65,53 @@ function assertOneClearMessage(o: Outcome, field: string, problem: RegExp): void
   assert.ok(line.includes(field), `names the field ${field}: ${line}`);
   assert.match(line, problem);
   assert.doesNotMatch(o.stderr, /\n\s+at\s|Error:/);
+  assert.doesNotMatch(line, /must have required property|must match a schema|must be equal to constant|must NOT|instancePath|#\//, 'no raw Ajv wording');
 }
 
 describe('bad configs stop start-up with one message naming file, field and problem', { concurrency: 2 }, () => {
-  test('unknown top-level setting', async () => {
+  test('unknown top-level key: the nearest known key is suggested', async () => {
     const o = await serveWith(yamlOf({ colections: {} }));
-    assertOneClearMessage(o, 'colections', /unknown setting/);
+    assertOneClearMessage(o, 'colections', /: unknown key; did you mean collections\?$/);
   });
 
-  test('unknown nested setting', async () => {
+  test('unknown nested key', async () => {
     const o = await serveWith(yamlOf({ server: { prot: 8443 } }));
-    assertOneClearMessage(o, 'server.prot', /unknown setting/);
+    assertOneClearMessage(o, 'server.prot', /: unknown key; did you mean port\?$/);
   });
 
-  test('unknown setting inside a collection', async () => {
-    const o = await serveWith(yamlOf({ collections: { zoos: { filter: ['name'] } } }));
-    assertOneClearMessage(o, 'collections.zoos.filter', /unknown setting/);
+  test('unknown key inside a collection', async () => {
+    const o = await serveWith(yamlOf({ collections: { zoos: { filtres: ['name'] } } }));
+    assertOneClearMessage(o, 'collections.zoos.filtres', /: unknown key; did you mean filters\?$/);
+  });
+
+  test('a key in the wrong case', async () => {
+    const o = await serveWith(yamlOf({ auth: { accessTokenTTL: 60 } }));
+    assertOneClearMessage(o, 'auth.accessTokenTTL', /: unknown key; did you mean accessTokenTtl\?$/);
   });
 
   test('bad type: a string where an integer belongs', async () => {
     const o = await serveWith(yamlOf({ api: { defaultLimit: 'twenty' } }));
-    assertOneClearMessage(o, 'api.defaultLimit', /integer/);
+    assertOneClearMessage(o, 'api.defaultLimit', /: must be an integer, got "twenty"$/);
   });
 
   test('bad type: a number where a boolean belongs', async () => {
     const o = await serveWith(yamlOf({ server: { trustProxy: 1 } }));
-    assertOneClearMessage(o, 'server.trustProxy', /boolean/);
+    assertOneClearMessage(o, 'server.trustProxy', /: must be a boolean \(true or false\), got 1$/);
   });
 
   test('out of range value', async () => {
     const o = await serveWith(yamlOf({ server: { port: 70000 } }));
-    assertOneClearMessage(o, 'server.port', /65535/);
+    assertOneClearMessage(o, 'server.port', /: must be at most 65535, got 70000$/);
+  });
+
+  test('a value that is none of the choices', async () => {
+    const o = await serveWith(yamlOf({ collections: { zoos: { access: 'public' } } }));
+    assertOneClearMessage(o, 'collections.zoos.access', /: must be owner or shared, got "public"$/);
+  });
+
+  test('a required key that is missing', async () => {
+    const o = await serveWith(yamlOf({}, (c) => delete c.collections.zoos.schema));
+    assertOneClearMessage(o, 'collections.zoos.schema', /: is required$/);
   });
 
   test('a filter on a field that is not a property', async () => {

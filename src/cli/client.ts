@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GRANT_TYPES, describeClient, listClients, registerClient, removeClient, rotateClientSecret } from '../authserver/model/clients.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
+import { cell, printList, withJsonOption, type Column, type ListOptions } from './output.js';
 
 interface ClientOptions extends CommonOptions {
   secret?: string;
@@ -11,6 +12,8 @@ interface ClientOptions extends CommonOptions {
   tokenType: string;
   name?: string;
 }
+
+const CLIENT_COLUMNS: Column[] = ['client_id', 'name', 'type', 'grant_types', { key: 'scope', show: (v) => (v === null ? '(every scope)' : cell(v)) }, 'token_type', 'created_at'];
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -77,11 +80,11 @@ export function clientCommand(program: Command): void {
       });
     });
 
-  withCommonOptions(client.command('list'))
-    .description('list the clients (never their secrets)')
-    .action(async (opts: CommonOptions) => {
+  withJsonOption(withCommonOptions(client.command('list')))
+    .description('list the clients (never their secrets): a table on a terminal, else JSON')
+    .action(async (opts: CommonOptions & ListOptions) => {
       await withContext(opts, async (ctx) => {
-        console.log(JSON.stringify((await listClients(ctx)).map(describeClient), null, 2));
+        printList((await listClients(ctx)).map(describeClient), CLIENT_COLUMNS, opts, 'no clients');
       });
     });
 }

@@ -1,12 +1,17 @@
 import { Argument, type Command } from 'commander';
 import { randomSecret } from '../platform/crypto/secrets.js';
-import { createUser, describeUser, listUsers, passwordProblem, removeUser, setUserAdmin, usernameProblem, userSubject } from '../authserver/model/users.js';
+import { changePassword, createUser, describeUser, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, usernameProblem, userSubject } from '../authserver/model/users.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
+import { askHidden, readStdin } from './prompt.js';
+import { printList, withJsonOption, type ListOptions } from './output.js';
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+/** The new password of `user passwd`: the option, else standard input when piped, else asked twice on the terminal. */
+async function newPassword(opts: { password?: string; passwordStdin?: boolean }): Promise<string> {
+  if (opts.password !== undefined) return opts.password;
+  if (opts.passwordStdin || !process.stdin.isTTY) return readStdin();
+  const [first, again] = await askHidden(['New password: ', 'New password again: ']);
+  if (first !== again) throw new CliError('the two passwords differ; nothing was changed');
+  return first;
 }
 
 export function userCommand(program: Command): void {
@@ -57,12 +62,26 @@ export function userCommand(program: Command): void {
       });
     });
 
-  withCommonOptions(user.command('list'))
-    .description('list the users')
-    .action(async (opts: CommonOptions) => {
+  withJsonOption(withCommonOptions(user.command('list')))
+    .description('list the users: a table on a terminal, else JSON')
+    .action(async (opts: CommonOptions & ListOptions) => {
       await withContext(opts, async (ctx) => {
-        const users = await listUsers(ctx);
-        console.log(JSON.stringify(users.map(describeUser), null, 2));
+        printList((await listUsers(ctx)).map(describeUser), ['id', 'username', 'admin', 'created_at'], opts, 'no users');
+      });
+    });
+
+  withCommonOptions(user.command('passwd <username>'))
+    .description("set a user's password (without an option: read from standard input when piped, else asked twice); their sign-in sessions end, the grants they gave stay")
+    .option('--password <password>', 'the new password (visible in the process list: prefer --password-stdin)')
+    .option('--password-stdin', 'read the new password from standard input')
+    .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean }) => {
+      if (opts.password !== undefined && opts.passwordStdin) throw new CliError('use --password or --password-stdin, not both');
+      await withContext(opts, async (ctx) => {
+        if (!(await findUserByUsername(ctx, username))) throw new CliError(`there is no user named "${username}"`);
+        const password = await newPassword(opts);
+        const changed = await modelErrors({}, () => changePassword(ctx, username, password));
+        if (!changed) throw new CliError(`there is no user named "${username}"`);
+        console.log(JSON.stringify({ ...describeUser(changed), password_changed: true }, null, 2));
       });
     });
 

@@ -2,9 +2,10 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv } from 'ajv';
 import { ConfigSchema, RATE_LIMIT_DEFAULTS, type RawConfig, type CollectionConfig } from './schema.js';
 import { SERVER_FIELDS, isSystemSortField } from './record-fields.js';
+import { describeSchemaErrors } from './schema-errors.js';
 import { FIELD_TYPES_TEXT, FieldTypeError, scalarFieldType } from './field-types.js';
 
 export type Role = 'all' | 'auth' | 'resource';
@@ -56,36 +57,9 @@ export function resolveConfigFile(file?: string): string {
   return existsSync(local) ? local : DEMO_CONFIG;
 }
 
-const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
+// verbose: the errors carry the data and schemas describeSchemaErrors turns into one sentence.
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, verbose: true });
 const validateShape = ajv.compile(ConfigSchema);
-
-function fieldOf(err: ErrorObject): string {
-  const base = err.instancePath
-    .split('/')
-    .slice(1)
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`))
-    .join('')
-    .replace(/^\./, '');
-  if (err.keyword === 'additionalProperties') {
-    const extra = (err.params as { additionalProperty: string }).additionalProperty;
-    return base ? `${base}.${extra}` : extra;
-  }
-  if (err.keyword === 'required') {
-    const missing = (err.params as { missingProperty: string }).missingProperty;
-    return base ? `${base}.${missing}` : missing;
-  }
-  return base;
-}
-
-function problemOf(err: ErrorObject): string {
-  if (err.keyword === 'additionalProperties') return 'unknown setting';
-  if (err.keyword === 'required') return 'is required';
-  if (err.keyword === 'pattern' && err.instancePath.startsWith('/collections/') && err.instancePath.split('/').length === 3)
-    return 'a collection name must be lower case letters, digits and _';
-  if (err.keyword === 'propertyNames') return 'a collection name must be lower case letters, digits and _';
-  return err.message ?? 'is invalid';
-}
 
 export function parseConfigText(text: string, file: string): unknown {
   try {
@@ -115,8 +89,8 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
   if (api && typeof api.rateLimit === 'object' && api.rateLimit !== null && !Array.isArray(api.rateLimit))
     api.rateLimit = { ...RATE_LIMIT_DEFAULTS, ...api.rateLimit };
   if (!validateShape(data)) {
-    const err = validateShape.errors![0];
-    throw new ConfigError(file, fieldOf(err), problemOf(err));
+    const { field, problem } = describeSchemaErrors(validateShape.errors!);
+    throw new ConfigError(file, field, problem);
   }
   const cfg = data as unknown as RawConfig;
   const env = overrides.env ?? process.env;

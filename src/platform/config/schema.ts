@@ -1,6 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 // The one JSON Schema of gatehouse.yaml. Defaults live here too, so the loader fills them in.
+// `problem` (not a JSON Schema keyword) is what a config error says when a `pattern` does not match.
+
+const HTTPS_URL = 'must be an absolute https:// URL';
 
 const Tls = Type.Object(
   { cert: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) },
@@ -11,7 +14,7 @@ const Server = Type.Object(
   {
     host: Type.String({ default: '127.0.0.1', minLength: 1 }),
     port: Type.Integer({ default: 8443, minimum: 0, maximum: 65535 }),
-    publicUrl: Type.Optional(Type.Union([Type.String({ pattern: '^https://' }), Type.Null()])),
+    publicUrl: Type.Optional(Type.Union([Type.String({ pattern: '^https://', problem: HTTPS_URL }), Type.Null()])),
     tls: Type.Optional(Type.Union([Tls, Type.Null()])),
     trustProxy: Type.Boolean({ default: false }),
     bodyLimit: Type.Integer({ default: 1048576, minimum: 1024 }),
@@ -31,8 +34,8 @@ const Seconds = (def: number) => Type.Integer({ default: def, minimum: 1 });
 
 const Auth = Type.Object(
   {
-    path: Type.String({ default: '/oauth', pattern: '^/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$' }),
-    url: Type.Union([Type.String({ pattern: '^https://' }), Type.Null()], { default: null }),
+    path: Type.String({ default: '/oauth', pattern: '^/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$', problem: 'must be a URL path that starts with / and does not end with /' }),
+    url: Type.Union([Type.String({ pattern: '^https://', problem: HTTPS_URL }), Type.Null()], { default: null }),
     codeTtl: Seconds(600),
     accessTokenTtl: Seconds(3600),
     refreshTokenTtl: Seconds(1209600),
@@ -81,7 +84,7 @@ const Collection = Type.Object(
     ),
     parent: Type.Optional(
       Type.Object(
-        { collection: Type.String(), field: Type.String({ pattern: '^[a-z][a-z0-9_]*$' }) },
+        { collection: Type.String(), field: Type.String({ pattern: '^[a-z][a-z0-9_]*$', problem: 'must be lower case letters, digits and _, starting with a letter' }) },
         { additionalProperties: false },
       ),
     ),
@@ -93,7 +96,7 @@ const Collection = Type.Object(
       Type.Object(
         {
           maxBytes: Type.Integer({ minimum: 1, default: 10485760 }),
-          types: Type.Array(Type.String({ pattern: '^[a-z]+/[a-z0-9.+-]+$' }), { minItems: 1 }),
+          types: Type.Array(Type.String({ pattern: '^[a-z]+/[a-z0-9.+-]+$', problem: 'must be a media type in lower case, such as image/png' }), { minItems: 1 }),
         },
         { additionalProperties: false },
       ),
