@@ -10,14 +10,16 @@
 // server, a minimal Fastify app, and the bare server answering gatehouse's exact response bytes),
 // BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
 // BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build),
-// BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run).
+// BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run),
+// BENCH_BULK (records bulk-loaded into a fresh gatehouse first, 50000; 0 skips; BENCH_ONLY=bulk runs only that),
+// BENCH_BULK_IN_FLIGHT (bulk requests in flight, 4).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, fetch } from 'undici';
 import { cleanUp, installSignalHandlers, makeTempDir, spawnServer, type ServerProcess } from './lib/processes.js';
-import { measure, type LoadSettings, type Sample, type Workload } from './lib/load.js';
+import { cpuSeconds, measure, type LoadSettings, type Sample, type Workload } from './lib/load.js';
 import {
   CITIES,
   CLI,
@@ -26,12 +28,15 @@ import {
   ROOT,
   TOKEN_REQUEST_BODY,
   basicAuth,
+  benchConfig,
+  bulkLoad,
   exportZoos,
   restartGatehouse,
   filteredListQueryPlan,
   seedZoos,
   startBaseline,
   startGatehouse,
+  type BulkLoad,
   type Gatehouse,
 } from './lib/gatehouse.js';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, markdownTables, summarize, textTables, type Check, type TargetSummary } from './lib/report.js';
@@ -54,6 +59,10 @@ const settings: LoadSettings = {
 const ROUNDS = Math.max(1, Math.round(num('BENCH_ROUNDS', 3)));
 const ZOOS = Math.max(1000, Math.round(num('BENCH_ZOOS', 10_000))); // ≥ 20 zoos per city for the list pages
 const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
+const BULK = Math.round(num('BENCH_BULK', 50_000));
+const BULK_IN_FLIGHT = Math.max(1, Math.round(num('BENCH_BULK_IN_FLIGHT', 4)));
+/** BENCH_ONLY=bulk: the bulk load alone (no seeding, no peers, no rounds). */
+const ONLY_BULK = ONLY !== null && [...ONLY].every((k) => k === 'bulk');
 const JSON_SERVER_PROTOCOL = env.BENCH_JSON_SERVER_PROTOCOL === 'http' ? 'http' : 'https';
 const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : null;
 const RESULTS_DIR = path.join(ROOT, 'bench/results');
@@ -138,6 +147,55 @@ async function main(): Promise<void> {
   );
   log(`temp dir: ${work}`);
   log();
+
+  // --- bulk load (issue 11): its own gatehouse on a fresh data dir -------------------------
+  let bulk: BulkLoad | null = null;
+  if (BULK > 0 && (!ONLY || ONLY.has('bulk'))) {
+    const perRequest = Number(benchConfig().api?.maxBulkItems ?? 1000); // the config's api.maxBulkItems (schema default 1000)
+    const bulkWork = path.join(work, 'bulk');
+    mkdirSync(bulkWork, { recursive: true });
+    if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+    const profileArgs = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--cpu-prof-name=bulk.cpuprofile'] : [];
+    log(`bulk load: ${fmtInt(BULK)} zoos as arrays of ${fmtInt(perRequest)} (202 jobs), ${BULK_IN_FLIGHT} in flight, into a fresh gatehouse${PROFILE_DIR ? ' under --cpu-prof' : ''} ...`);
+    const gb = await startGatehouse(bulkWork, log, profileArgs);
+    let shown = -1;
+    bulk = await bulkLoad(gb, BULK, perRequest, BULK_IN_FLIGHT, cpuSeconds, (done, total) => {
+      if (tty) process.stdout.write(`\r  ${fmtInt(done)}/${fmtInt(total)} records ...`);
+      else if (Math.floor((done / total) * 5) !== shown) {
+        shown = Math.floor((done / total) * 5);
+        log(`  ${fmtInt(done)}/${fmtInt(total)} records`);
+      }
+    });
+    if (tty) process.stdout.write('\n');
+    log(
+      `  ${fmtInt(bulk.records)} records in ${bulk.seconds.toFixed(2)} s: ${fmtInt(bulk.recordsPerSecond)} records/s` +
+        (bulk.serverCpuSeconds !== null ? `; server CPU ${bulk.serverCpuSeconds.toFixed(2)} s (${fmtInt(bulk.recordsPerCpuSecond ?? NaN)} records per CPU-second)` : '') +
+        `; loader CPU ${bulk.loaderCpuSeconds.toFixed(2)} s; load average ${os.loadavg()[0].toFixed(1)}`,
+    );
+    await gb.agent.close();
+    await gb.server.stop();
+    if (PROFILE_DIR) log(`  profile: ${path.join(PROFILE_DIR, 'bulk.cpuprofile')}`);
+    log();
+  }
+  const addBulkCheck = (checks: Check[]) => {
+    if (!bulk) return;
+    const met = bulk.recordsPerSecond >= 10_000;
+    checks.push({ what: 'bulk create records/s (SQLite)', issue: 'issue 11', value: fmtInt(bulk.recordsPerSecond), cpuValue: bulk.recordsPerCpuSecond === null ? undefined : `${fmtInt(bulk.recordsPerCpuSecond)} per CPU-s`, target: '≥ 10,000', met });
+  };
+  if (ONLY_BULK) {
+    const checks: Check[] = [];
+    addBulkCheck(checks);
+    log(textTables([], checks).split('\n\n')[1]);
+    const command = [...Object.entries(env).filter(([k]) => k.startsWith('BENCH_')).map(([k, v]) => `${k}=${v}`), 'npm run bench'].join(' ');
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ date: started.toISOString(), command, machine: host, gatehouse: build, bulk, checks }, null, 2) + '\n');
+    writeFileSync(
+      path.join(RESULTS_DIR, 'latest.md'),
+      `Measured ${started.toISOString().slice(0, 10)} with \`${command}\` on ${host.nproc} CPUs (${host.cpu}), node ${host.node}; gatehouse ${build.commit}.\n\n${markdownTables([], checks).split('\n\n')[1]}\n`,
+    );
+    log(`\nwrote ${path.relative(process.cwd(), path.join(RESULTS_DIR, 'latest.json'))} and latest.md (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s in all)`);
+    return;
+  }
 
   // --- gatehouse: start, token, seed -------------------------------------------------------
   log('starting gatehouse (dist/cli/main.js serve, SQLite) ...');
@@ -320,6 +378,7 @@ async function main(): Promise<void> {
   const tokVsOidc = ratio('gatehouse-token', 'oidc-token');
   add('client_credentials tokens/s vs oidc-provider', 'issue 3', tokVsOidc, fmtRatio, '≥ 2×', tokVsOidc >= 2, cpuRatio('gatehouse-token', 'oidc-token'));
   add('filtered list query uses an index', 'issue 2', planUsesIndex ? 1 : 0, (n) => (n ? 'SEARCH … USING INDEX' : 'SCAN'), 'no full scan', planUsesIndex);
+  addBulkCheck(checks);
   if (baseline) {
     // Server CPU per request of this build over the baseline's (1.00 = the same cost; above = more).
     const cost = (a: string, b: string) => (by.get(a)?.cpuPerRequest ?? NaN) / (by.get(b)?.cpuPerRequest ?? NaN);
@@ -364,6 +423,7 @@ async function main(): Promise<void> {
     settings: { ...settings, rounds: ROUNDS },
     loadAverage: { beforeMeasuring: loadBefore, after: os.loadavg() },
     dataset: { zoos: ZOOS, cities: CITIES.length, idsRequested: ids.length },
+    bulk,
     gatehouse: {
       ...build,
       tokenSource: g.tokenSource,

@@ -294,3 +294,157 @@ describe('a bulk job survives its process being killed', () => {
     }
   });
 });
+
+describe('bulk create: chunks, parents and results', () => {
+  test('a job of maxBulkItems reports exactly its invalid items, at their indexes, across chunk boundaries', async () => {
+    const max = 300; // maxBulkItems in this file's config
+    const before = await count(a, '/v1/zoos?city=Edgeville');
+    const items: unknown[] = Array.from({ length: max }, (_, i) => ({ name: `Edge ${String(i).padStart(3, '0')}`, city: 'Edgeville', founded: 1700 + i }));
+    // Which field each invalid item is refused for (the first and last items and both sides of a chunk boundary included).
+    const bad = new Map<number, string>([
+      [0, 'name'],
+      [1, 'founded'],
+      [100, 'body'],
+      [249, 'name'],
+      [250, 'id'],
+      [251, 'founded'],
+      [298, 'owner'],
+      [299, 'name'],
+    ]);
+    for (const [i, field] of bad) {
+      if (field === 'name') items[i] = { city: 'Edgeville' };
+      else if (field === 'founded') items[i] = { name: `Edge bad ${i}`, city: 'Edgeville', founded: 'soon' };
+      else if (field === 'body') items[i] = i;
+      else items[i] = { name: `Edge bad ${i}`, city: 'Edgeville', [field]: 'x' };
+    }
+    const res = await a.json('POST', '/v1/zoos', items);
+    assert.equal(res.status, 202, res.text);
+    const { job, progress } = await waitForJob(a, res.headers.get('location')!, 20_000, 5);
+    assert.deepEqual(progress, [...progress].sort((x, y) => x - y), 'progress never goes back');
+    assert.equal(job.total, max);
+    assert.equal(job.processed, max);
+    assert.equal(job.succeeded, max - bad.size);
+    assert.equal(job.failed, bad.size);
+    assert.deepEqual(job.results.map((r: any) => r.index), items.map((_, i) => i), 'one result per item, in order');
+    for (const r of job.results) {
+      const field = bad.get(r.index);
+      if (field === undefined) {
+        assert.equal(r.status, 201, JSON.stringify(r));
+        assert.match(r.id, /^[0-9a-f-]{36}$/);
+        continue;
+      }
+      assert.equal(r.status, 400, JSON.stringify(r));
+      assert.equal(r.id, undefined);
+      assert.ok(field in r.detail, `item ${r.index}: ${JSON.stringify(r.detail)} names ${field}`);
+      // The same item sent alone is refused with the same error.
+      const alone = await a.json('POST', '/v1/zoos', items[r.index]);
+      assert.equal(alone.status, 400);
+      assert.deepEqual({ error: r.error, detail: r.detail }, { error: alone.body.error, detail: alone.body.detail });
+    }
+    const ids = job.results.filter((r: any) => r.status === 201).map((r: any) => r.id);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(await count(a, '/v1/zoos?city=Edgeville'), before + max - bad.size);
+    for (const i of [2, 248, 252, 297]) {
+      const rec = await a.json('GET', `/v1/zoos/${job.results[i].id}`);
+      assert.equal(rec.status, 200);
+      assert.deepEqual([rec.body.name, rec.body.city, rec.body.founded], [`Edge ${String(i).padStart(3, '0')}`, 'Edgeville', 1700 + i]);
+    }
+  });
+
+  test('items naming their parents: each parent checked, a refused parent reported per item as a single create would', async () => {
+    const zoo1 = (await a.json('POST', '/v1/zoos', { name: 'Parent one' })).body;
+    const zoo2 = (await a.json('POST', '/v1/zoos', { name: 'Parent two' })).body;
+    const theirs = (await b.json('POST', '/v1/zoos', { name: 'Not yours' })).body;
+    const gone = (await a.json('POST', '/v1/zoos', { name: 'Gone' })).body;
+    assert.equal((await a.json('DELETE', `/v1/zoos/${gone.id}`)).status, 204);
+    const missing = randomUUID();
+    const item = (i: number, zoo_id?: string, extra: Record<string, unknown> = {}) => ({ name: `Kid ${i}`, species: 'owl', ...(zoo_id ? { zoo_id } : {}), ...extra });
+    const items = [
+      item(0, zoo1.id),
+      item(1, zoo2.id),
+      item(2, theirs.id),
+      item(3, gone.id),
+      item(4, missing),
+      item(5, zoo1.id),
+      item(6),
+      item(7, theirs.id),
+      item(8, zoo1.id, { species: 7 }),
+      item(9, missing),
+      item(10, zoo2.id),
+    ];
+    const res = await a.json('POST', '/v1/animals', items);
+    assert.equal(res.status, 202, res.text);
+    const { job } = await waitForJob(a, res.headers.get('location')!);
+    assert.deepEqual(job.results.map((r: any) => r.status), [201, 201, 403, 410, 404, 201, 400, 403, 400, 404, 201]);
+    for (const r of job.results) {
+      if (r.status === 201) continue;
+      const alone = await a.json('POST', '/v1/animals', items[r.index]);
+      assert.equal(alone.status, r.status, `item ${r.index}`);
+      assert.deepEqual({ error: r.error, detail: r.detail }, { error: alone.body.error, detail: alone.body.detail }, `item ${r.index}`);
+    }
+    const kids = async (zoo: string) => (await a.json('GET', `/v1/zoos/${zoo}/animals?sortby=name`)).body.map((x: any) => x.name);
+    assert.deepEqual(await kids(zoo1.id), ['Kid 0', 'Kid 5']);
+    assert.deepEqual(await kids(zoo2.id), ['Kid 1', 'Kid 10']);
+    assert.deepEqual((await b.json('GET', `/v1/zoos/${theirs.id}/animals`)).body, []);
+  });
+});
+
+describe('bulk jobs killed part-way', () => {
+  test('SIGKILL while jobs are part-way: each carries on after its last committed chunk, every record exactly once', { timeout: 120_000 }, async () => {
+    const { rmSync } = await import('node:fs');
+    const { tempDir, testConfig, writeConfig } = await import('./helpers/server.js');
+    const dataDir = tempDir();
+    try {
+      const configFile = writeConfig(dataDir, testConfig());
+      const first = await startServer({ dataDir, configFile });
+      const k = await apiClient(first, 'part-a');
+      const JOBS = 10;
+      // Ten jobs submitted at once: their chunks take turns, so each is part-way for most of the time.
+      const jobs = await Promise.all(
+        Array.from({ length: JOBS }, async (_, j) => {
+          const names = Array.from({ length: 1000 }, (_, i) => `Part ${j}-${String(i).padStart(4, '0')}`);
+          const res = await k.json('POST', '/v1/zoos', names.map((name) => ({ name, city: 'Partville' })));
+          assert.equal(res.status, 202, res.text);
+          return { path: new URL(res.headers.get('location')!).pathname, names };
+        }),
+      );
+      // Kill the process once some job is seen with some of its chunks committed and some not.
+      let partway = false;
+      for (let tries = 0; !partway && tries < 2000; tries++) {
+        const states = await Promise.all(jobs.map(async (j) => (await k.json('GET', j.path)).body));
+        partway = states.some((s) => s.processed > 0 && s.processed < s.total);
+        if (states.every((s) => s.status === 'done')) break;
+      }
+      await first.stop('SIGKILL');
+      assert.ok(partway, 'a job was seen part-way before the kill');
+
+      const second = await startServer({ dataDir, configFile });
+      try {
+        const k2 = await apiClient(second, 'part-a');
+        const resultIds: string[] = [];
+        for (const j of jobs) {
+          const { job } = await waitForJob(k2, j.path, 60_000, 250);
+          assert.equal(job.processed, 1000);
+          assert.equal(job.succeeded, 1000);
+          assert.deepEqual(job.results.map((r: any) => r.index), j.names.map((_, i) => i));
+          resultIds.push(...job.results.map((r: any) => r.id));
+        }
+        assert.equal(new Set(resultIds).size, JOBS * 1000);
+        const listed = new Map<string, string>();
+        for (let offset = 0; offset < JOBS * 1000; offset += 100) {
+          const page = await k2.json('GET', `/v1/zoos?city=Partville&sortby=name&limit=100&offset=${offset}`);
+          assert.equal(page.headers.get('x-total-count'), String(JOBS * 1000), 'no item created twice, none lost');
+          for (const z of page.body) listed.set(z.id, z.name);
+        }
+        assert.deepEqual([...listed.values()], jobs.flatMap((j) => j.names));
+        assert.deepEqual([...listed.keys()].sort(), [...resultIds].sort(), "each result's id is the record created for it");
+        const byId = new Map(jobs.flatMap((j, n) => j.names.map((name, i) => [resultIds[n * 1000 + i], name] as const)));
+        for (const [id, name] of listed) assert.equal(byId.get(id), name);
+      } finally {
+        await second.cleanup();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

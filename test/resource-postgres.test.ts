@@ -112,6 +112,44 @@ test('Idempotency-Key 303 and a bulk job with per-item errors', { skip }, async 
   assert.equal((await a.json('GET', '/v1/orders')).body.length, 3);
 });
 
+test('a bulk job of maxBulkItems: multi-row inserts, per-item errors at their indexes, parents checked per item', { skip }, async () => {
+  const items: unknown[] = Array.from({ length: 1000 }, (_, i) => ({ name: `PG bulk ${String(i).padStart(4, '0')}`, city: 'Pgbulk', founded: 1000 + i }));
+  const bad = [0, 255, 256, 499, 500, 999];
+  for (const i of bad) items[i] = { name: `PG bad ${i}`, founded: 'x' };
+  const res = await a.json('POST', '/v1/zoos', items);
+  assert.equal(res.status, 202, res.text);
+  const wait = async (location: string) => {
+    let job: any;
+    const deadline = Date.now() + 30_000;
+    do {
+      await new Promise((r) => setTimeout(r, 50));
+      job = (await a.json('GET', location)).body;
+    } while (job.status !== 'done' && Date.now() < deadline);
+    assert.equal(job.status, 'done');
+    return job;
+  };
+  const job = await wait(res.headers.get('location')!);
+  assert.deepEqual(job.results.map((r: any) => r.index), items.map((_, i) => i));
+  assert.deepEqual(job.results.filter((r: any) => r.status !== 201).map((r: any) => r.index), bad);
+  for (const i of bad) assert.ok('founded' in job.results[i].detail);
+  const list = await a.json('GET', '/v1/zoos?city=Pgbulk&sortby=founded&limit=100&offset=900');
+  assert.equal(list.headers.get('x-total-count'), String(1000 - bad.length));
+  assert.equal(list.body.at(-1).name, 'PG bulk 0998');
+  assert.equal(list.body.at(-1).founded, 1998);
+
+  const zoo = (await a.json('POST', '/v1/zoos', { name: 'PG parent' })).body;
+  const theirs = (await b.json('POST', '/v1/zoos', { name: 'PG not yours' })).body;
+  const kids = await a.json('POST', '/v1/animals', [
+    { name: 'k0', species: 's', zoo_id: zoo.id },
+    { name: 'k1', species: 's', zoo_id: theirs.id },
+    { name: 'k2', species: 's', zoo_id: randomUUID() },
+    { name: 'k3', species: 's', zoo_id: zoo.id },
+  ]);
+  assert.equal(kids.status, 202, kids.text);
+  assert.deepEqual((await wait(kids.headers.get('location')!)).results.map((r: any) => r.status), [201, 403, 404, 201]);
+  assert.deepEqual((await a.json('GET', `/v1/zoos/${zoo.id}/animals?sortby=name`)).body.map((x: any) => x.name), ['k0', 'k3']);
+});
+
 test('maintenance mode through the database: 503 + Retry-After, /health reports it', { skip }, async () => {
   assert.equal(server.cli(['maintenance', 'on']).status, 0);
   try {

@@ -251,3 +251,84 @@ export function filteredListQueryPlan(dataDir: string, owner: string, city: stri
     db.close();
   }
 }
+
+export interface BulkLoad {
+  records: number;
+  perRequest: number;
+  inFlight: number;
+  requests: number;
+  seconds: number;
+  recordsPerSecond: number;
+  /** The server's CPU time over the load (every thread), and records per second of it. */
+  serverCpuSeconds: number | null;
+  recordsPerCpuSecond: number | null;
+  /** This process's CPU time over the load (building and sending the arrays, polling the jobs). */
+  loaderCpuSeconds: number;
+}
+
+/**
+ * Issue 11: `count` zoos loaded through the bulk API as arrays of `perRequest` (202 jobs), with
+ * `inFlight` clients each POSTing an array, polling its job until it is done, then POSTing the
+ * next. Timed from the first POST to the last job done; every record checked created once.
+ */
+export async function bulkLoad(
+  g: Gatehouse,
+  count: number,
+  perRequest: number,
+  inFlight: number,
+  cpuSeconds: (pid: number) => number | null,
+  progress: (done: number, total: number) => void,
+): Promise<BulkLoad> {
+  const docs = Array.from({ length: count }, (_, i) => ({ name: `Bulk ${i + 1}`, city: CITIES[i % CITIES.length], founded: 1800 + ((i * 37) % 220) }));
+  const bodies: string[] = [];
+  for (let i = 0; i < docs.length; i += perRequest) bodies.push(JSON.stringify(docs.slice(i, i + perRequest)));
+  const before = await api(g, 'GET', '/v1/zoos?limit=1');
+  const countBefore = Number(before.headers.get('x-total-count') ?? 0);
+  let next = 0;
+  let done = 0;
+  const cpuBefore = cpuSeconds(g.server.pid);
+  const loaderBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  const worker = async () => {
+    for (let i = next++; i < bodies.length; i = next++) {
+      const res = await fetch(`${g.server.url}/v1/zoos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${g.token}`, accept: 'application/json', 'content-type': 'application/json' },
+        body: bodies[i],
+        dispatcher: g.agent,
+      });
+      const text = await res.text();
+      if (res.status !== 202) throw new Error(`bulk POST /v1/zoos answered ${res.status}: ${text.slice(0, 300)}`);
+      const location = res.headers.get('location')!;
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 50));
+        const r = await api(g, 'GET', location);
+        if (r.status !== 200) throw new Error(`GET ${location} answered ${r.status}: ${r.text.slice(0, 300)}`);
+        if (r.body.status !== 'done') continue;
+        if (r.body.succeeded !== r.body.total) throw new Error(`job ${location} created ${r.body.succeeded} of ${r.body.total} zoos: ${r.text.slice(0, 300)}`);
+        done += r.body.total;
+        progress(done, count);
+        break;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, bodies.length) }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuAfter = cpuSeconds(g.server.pid);
+  const loader = process.cpuUsage(loaderBefore);
+  const after = await api(g, 'GET', '/v1/zoos?limit=1');
+  const created = Number(after.headers.get('x-total-count') ?? 0) - countBefore;
+  if (created !== count) throw new Error(`the bulk load created ${created} zoos, expected ${count}`);
+  const serverCpuSeconds = cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null;
+  return {
+    records: count,
+    perRequest,
+    inFlight,
+    requests: bodies.length,
+    seconds,
+    recordsPerSecond: count / seconds,
+    serverCpuSeconds,
+    recordsPerCpuSecond: serverCpuSeconds ? count / serverCpuSeconds : null,
+    loaderCpuSeconds: (loader.user + loader.system) / 1e6,
+  };
+}

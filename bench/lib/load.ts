@@ -44,7 +44,7 @@ export interface Sample {
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 /** utime + stime of a process, in seconds; null where /proc is not available. */
-function cpuSeconds(pid: number): number | null {
+export function cpuSeconds(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

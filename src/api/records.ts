@@ -25,6 +25,8 @@ import {
   updateRecordRow,
   type RecordRow,
 } from './store/records.js';
+import { insertRecordRows } from './store/records.js';
+import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 
 export type { RecordRow } from './store/records.js';
 
@@ -333,6 +335,49 @@ export class Records {
       if (!(await deleteRecordTree(tx, model, row, children, Date.now())))
         throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
     });
+  }
+
+  /**
+   * Creates the items of a bulk job's chunk (already validated by prepareCreate) inside one
+   * write: each distinct parent is checked once, then the rows go in with multi-row inserts.
+   * Returns, per item in order, its record or the ApiError that refused it (its parent's).
+   */
+  async insertMany(tx: WriteTx, model: CollectionModel, caller: Caller, items: { doc: Document; parentId: string | null }[]): Promise<(RecordRow | ApiError)[]> {
+    const parents = new Map<string, ApiError | null>();
+    for (const { parentId } of items) {
+      if (parentId === null || parents.has(parentId)) continue;
+      try {
+        await this.requireParent(model, caller, parentId, tx);
+        parents.set(parentId, null);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        parents.set(parentId, e);
+      }
+    }
+    const now = new Date().toISOString();
+    const out: (RecordRow | ApiError)[] = [];
+    const rows: RecordRow[] = [];
+    for (const { doc, parentId } of items) {
+      const refused = parentId === null ? null : parents.get(parentId);
+      if (refused) {
+        out.push(refused);
+        continue;
+      }
+      const row: RecordRow = {
+        id: newTimeOrderedId(),
+        owner: caller.subject,
+        parent_id: parentId,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+        doc: JSON.stringify(doc),
+        ...this.columnsOf(model, doc),
+      };
+      rows.push(row);
+      out.push(row);
+    }
+    await insertRecordRows(tx, model, rows);
+    return out;
   }
 }
 

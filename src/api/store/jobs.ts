@@ -25,12 +25,29 @@ export async function claimJobLease(tx: WriteTx, id: string, seenLease: number, 
   return count(await sqlOf(tx).updateTable('jobs').set({ lease_until: until }).where('id', '=', id).where('lease_until', '=', seenLease).executeTakeFirst()) === 1;
 }
 
-export async function updateJobProgress(
+/** A job without its items and results: enough to tell whether a chunk may be processed. */
+export type JobHead = Omit<JobRow, 'items' | 'results'>;
+
+export async function findJobHead(on: On, id: string): Promise<JobHead | null> {
+  const row = await sqlOf(on)
+    .selectFrom('jobs')
+    .select(['id', 'subject', 'client_id', 'collection', 'parent_id', 'status', 'total', 'processed', 'lease_until', 'created_at', 'updated_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return (row as JobHead | undefined) ?? null;
+}
+
+/**
+ * Records a chunk's progress if the job is still where this process left it (`processed` =
+ * `from`); false when another instance has moved it on (the caller rolls its chunk back).
+ */
+export async function advanceJob(
   tx: WriteTx,
   id: string,
+  from: number,
   progress: Pick<JobRow, 'processed' | 'results' | 'status' | 'lease_until' | 'updated_at'> & { items?: string },
-): Promise<void> {
-  await sqlOf(tx).updateTable('jobs').set(progress).where('id', '=', id).execute();
+): Promise<boolean> {
+  return count(await sqlOf(tx).updateTable('jobs').set(progress).where('id', '=', id).where('processed', '=', from).executeTakeFirst()) === 1;
 }
 
 /** Deletes finished jobs last changed before `before`. */

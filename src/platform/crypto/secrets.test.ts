@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { constantTimeEqual, randomSecret, sha256 } from './secrets.js';
+import { constantTimeEqual, newTimeOrderedId, randomSecret, sha256 } from './secrets.js';
 
 test('randomSecret: the requested entropy, base64url, never repeated across pool refills', () => {
   const seen = new Set<string>();
@@ -27,4 +27,14 @@ test('sha256 and constantTimeEqual', () => {
   assert.equal(constantTimeEqual('abc', 'abc'), true);
   assert.equal(constantTimeEqual('abc', 'abd'), false);
   assert.equal(constantTimeEqual('abc', 'abcd'), false);
+});
+
+test('newTimeOrderedId: UUIDv7, unique, in the order they were made, with random bits', () => {
+  const ids = Array.from({ length: 5000 }, () => newTimeOrderedId());
+  for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.equal(new Set(ids).size, ids.length);
+  assert.deepEqual([...ids].sort(), ids, 'sorted as made (many share a millisecond)');
+  const ms = parseInt(ids[0].replaceAll('-', '').slice(0, 12), 16);
+  assert.ok(Math.abs(ms - Date.now()) < 5000, 'the first 48 bits are the time in ms');
+  assert.equal(new Set(ids.map((id) => id.slice(-12))).size, ids.length, 'the last 48 bits are random');
 });
