@@ -158,3 +158,28 @@ test('client remove through the CLI: the removal is announced on Redis and both 
   assert.equal(again.status, 401, 'its secret no longer gets tokens');
   assert.equal(again.body.error, 'invalid_client');
 });
+
+test('a grant revoked through the admin API on one instance: its token is 401 on both within a second', { skip: !available && 'PostgreSQL or Redis not reachable' }, async () => {
+  const ops = a.cli(['client', 'add', 'scale-ops', '--grant', 'client_credentials', '--scope', 'admin']);
+  assert.equal(ops.status, 0, ops.stderr);
+  const opsSecret = JSON.parse(ops.stdout).client_secret as string;
+  const app = a.cli(['client', 'add', 'scale-user-app', '--grant', 'password', '--scope', 'zoos:read']);
+  assert.equal(app.status, 0, app.stderr);
+  const appSecret = JSON.parse(app.stdout).client_secret as string;
+  assert.equal(a.cli(['user', 'add', 'scale-alice', '--password', 'scale-password-1']).status, 0);
+  const form = (server: TestServer, auth: string, fields: Record<string, string>) =>
+    server.fetch('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: auth }, body: new URLSearchParams(fields).toString() }).then((r) => r.json() as Promise<any>);
+  const admin = await form(a, basic('scale-ops', opsSecret), { grant_type: 'client_credentials', scope: 'admin' });
+  const user = await form(b, basic('scale-user-app', appSecret), { grant_type: 'password', username: 'scale-alice', password: 'scale-password-1' });
+  for (const s of [a, b]) assert.equal((await s.json('GET', '/v1/zoos', undefined, bearer(user.access_token))).status, 200, 'both instances have it cached');
+  const grants = await b.json('GET', '/admin/v1/grants?user=scale-alice', undefined, bearer(admin.access_token));
+  assert.equal(grants.status, 200, grants.text);
+  assert.equal(grants.body.length, 1);
+  const started = Date.now();
+  assert.equal((await a.json('DELETE', `/admin/v1/grants/${grants.body[0].id}`, undefined, bearer(admin.access_token))).status, 204);
+  for (const s of [a, b]) {
+    let status = 0;
+    while (Date.now() - started < 1000 && (status = (await s.json('GET', '/v1/zoos', undefined, bearer(user.access_token))).status) !== 401) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(status, 401, `401 within a second on ${s === a ? 'A' : 'B'}`);
+  }
+});
