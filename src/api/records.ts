@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { ApiError, badRequest, forbidden, gone, notFound, preconditionFailed } from '../platform/http/errors.js';
@@ -227,9 +226,15 @@ export class Records {
   /** Creates a record inside a write (a single create, or a chunk of a bulk job). */
   async insert(tx: WriteTx, model: CollectionModel, caller: Caller, doc: Document, parentId: string | null): Promise<RecordRow> {
     if (parentId !== null) await this.requireParent(model, caller, parentId, tx);
-    const now = new Date().toISOString();
-    const row: RecordRow = {
-      id: uuidv7(),
+    const row = this.newRow(model, caller, doc, parentId, new Date().toISOString());
+    await insertRecordRow(tx, model, row);
+    return row;
+  }
+
+  /** A new record's row: a time-ordered id, version 1, the document and its mirror columns. */
+  private newRow(model: CollectionModel, caller: Caller, doc: Document, parentId: string | null, now: string): RecordRow {
+    return {
+      id: newTimeOrderedId(),
       owner: caller.subject,
       parent_id: parentId,
       version: 1,
@@ -238,8 +243,6 @@ export class Records {
       doc: JSON.stringify(doc),
       ...this.columnsOf(model, doc),
     };
-    await insertRecordRow(tx, model, row);
-    return row;
   }
 
   /**
@@ -363,16 +366,7 @@ export class Records {
         out.push(refused);
         continue;
       }
-      const row: RecordRow = {
-        id: newTimeOrderedId(),
-        owner: caller.subject,
-        parent_id: parentId,
-        version: 1,
-        created_at: now,
-        updated_at: now,
-        doc: JSON.stringify(doc),
-        ...this.columnsOf(model, doc),
-      };
+      const row = this.newRow(model, caller, doc, parentId, now);
       rows.push(row);
       out.push(row);
     }
