@@ -41,7 +41,20 @@ export interface Store {
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Resolves when the database answers a trivial query (GET /health). */
   ping(): Promise<void>;
+  /** What the engine can tell about its connections now (metrics). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+/**
+ * A database's connections. PostgreSQL: the pg Pool's clients (open, idle) and the queries queued
+ * for one. SQLite: one connection, always open; idle and waiting are not known (null).
+ */
+export interface PoolStats {
+  max: number;
+  open: number;
+  idle: number | null;
+  waiting: number | null;
 }
 
 /** What only the store layer sees: the Kysely instance (see sql.ts). */
@@ -89,6 +102,7 @@ async function openSqlite(file: string): Promise<StoreInternals> {
     // every migration step is idempotent (create ... if not exists).
     withMigrationLock: async (fn) => fn(),
     ping: async () => void (await sql`select 1`.execute(db)),
+    poolStats: () => ({ max: 1, open: database.open ? 1 : 0, idle: null, waiting: null }),
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
@@ -193,6 +207,7 @@ async function openPostgres(url: string): Promise<StoreInternals> {
       }
     },
     ping: async () => void (await sql`select 1`.execute(db)),
+    poolStats: () => ({ max: pool.options.max ?? 10, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await db.destroy();
     },
