@@ -6,6 +6,7 @@ import { maintenanceCommand } from './maintenance.js';
 import { userCommand } from './user.js';
 import { clientCommand } from './client.js';
 import { keysCommand } from './keys.js';
+import { backupCommands } from './backup.js';
 import { reportAndExit } from './common.js';
 
 const program = new Command('gatehouse')
@@ -19,5 +20,6 @@ clientCommand(program);
 migrateCommand(program);
 maintenanceCommand(program);
 keysCommand(program);
+backupCommands(program);
 
 program.parseAsync(process.argv).catch(reportAndExit);

@@ -84,6 +84,7 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
   // One write, so that whoever reads the banner sees it whole.
   out([...lines, ...demoLines].join('\n'));
 
+  ctx.store.announceServing();
   ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
   const stopNotices = listenForRevocations(ctx, (message) => app.log.warn(message));
   const stopSweeper = startSweeper(ctx, app.log);
