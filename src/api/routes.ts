@@ -15,6 +15,7 @@ import { registerIndexRoutes } from './index-routes.js';
 import { registerAttachmentRoutes } from './attachments.js';
 import type { ResourceApi } from './resource-api.js';
 import { registerProtectedResourceMetadata } from './access/protected-resource.js';
+import { observersOf, type Observers } from '../contract/observers.js';
 
 // The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
 // decide, call the resource service, shape the response.
@@ -30,6 +31,11 @@ declare module 'fastify' {
 
 type Params = { collection: string; id?: string; child?: string; childId?: string };
 
+
+/** Told of every request the quota (api.rateLimit) refuses with 429 (the metrics count them). */
+export function quotaRejectionObservers(ctx: AppContext): Observers<[]> {
+  return observersOf(ctx, 'quota-rejections');
+}
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const COLLECTION_METHODS: Method[] = ['GET', 'POST'];
@@ -69,6 +75,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
         redis: ctx.redis ?? undefined,
         nameSpace: 'gatehouse:rate:',
         keyGenerator: (request) => (request.caller ? `t:${request.caller.tokenHash}` : `ip:${request.ip}`),
+        onExceeded: () => quotaRejectionObservers(ctx).notify(),
         errorResponseBuilder: (_request, context) =>
           tooManyRequests(Math.ceil(context.ttl / 1000), 'Request quota exceeded', {
             quota: `${context.max} requests per ${config.api.rateLimit!.window} s`,

@@ -1,4 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../contract/context.js';
+import { observersOf, type Observers } from '../contract/observers.js';
 
 // The audit trail: one structured log line per security-relevant event, with who and why —
 // never a secret (no tokens, codes, passwords or client secrets).
@@ -28,6 +30,12 @@ export interface AuditFields {
   ip?: string;
 }
 
-export function audit(log: FastifyBaseLogger, event: AuditEvent, fields: AuditFields): void {
+/** Every audit line written for this context is also handed to these (the metrics count tokens and failed logins). */
+export function auditObservers(ctx: AppContext): Observers<[AuditEvent, AuditFields]> {
+  return observersOf(ctx, 'audit');
+}
+
+export function audit(ctx: AppContext, log: FastifyBaseLogger, event: AuditEvent, fields: AuditFields): void {
   log.info({ event, ...fields }, `audit ${event}`);
+  auditObservers(ctx).notify(event, fields);
 }

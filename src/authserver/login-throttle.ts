@@ -73,13 +73,13 @@ export async function signIn(
   const fields = { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip };
   const wait = await loginRetryAfter(ctx, keys);
   if (wait > 0) {
-    audit(log, 'login.throttled', { ...fields, reason: attempt.via });
+    audit(ctx, log, 'login.throttled', { ...fields, reason: attempt.via });
     return { retryAfter: wait };
   }
   const user = await verifyUserCredentials(ctx, attempt.username, attempt.password);
   if (!user) {
     await recordLoginFailure(ctx, keys);
-    audit(log, 'login.failed', { ...fields, reason: `${attempt.via}: bad credentials` });
+    audit(ctx, log, 'login.failed', { ...fields, reason: `${attempt.via}: bad credentials` });
     return { failed: true };
   }
   await clearLoginFailures(ctx, keys);

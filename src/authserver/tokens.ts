@@ -135,7 +135,7 @@ export async function revokeAfterReplay(
   fields: AuditFields,
 ): Promise<void> {
   if (grantId) await revokeGrant(ctx, grantId, event === 'code.replayed' ? 'code replayed' : 'refresh token reused');
-  audit(log, event, { ...fields, grant_id: grantId });
+  audit(ctx, log, event, { ...fields, grant_id: grantId });
 }
 
 /** Whether the client gets refresh tokens: only when registered for the refresh_token grant. */
@@ -187,7 +187,7 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
   };
   if (req.grouped && !req.claim && !('new' in req.grant)) await writeGrouped(ctx.store, async (tx) => void (await persist(tx)));
   else if (!(await write(ctx.store, persist))) return null;
-  audit(log, req.audit.event, {
+  audit(ctx, log, req.audit.event, {
     grant_type: req.audit.event === 'grant.issued' ? req.grantType : undefined,
     client_id: req.client.id,
     subject: req.subject,

@@ -16,8 +16,8 @@ export function withCommonOptions(cmd: Command): Command {
     .option('--data-dir <dir>', 'data directory (default ./data)');
 }
 
-export function configFrom(opts: CommonOptions & { port?: number; host?: string; role?: Role }): Config {
-  return loadConfig({ file: opts.config, dataDir: opts.dataDir, port: opts.port, host: opts.host, role: opts.role });
+export function configFrom(opts: CommonOptions & { port?: number; host?: string; role?: Role; metricsPort?: number }): Config {
+  return loadConfig({ file: opts.config, dataDir: opts.dataDir, port: opts.port, host: opts.host, role: opts.role, metricsPort: opts.metricsPort });
 }
 
 /** Runs a command body with an open context, closing it afterwards whatever happens. */

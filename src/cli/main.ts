@@ -7,6 +7,7 @@ import { userCommand } from './user.js';
 import { clientCommand } from './client.js';
 import { grantCommand } from './grant.js';
 import { keysCommand } from './keys.js';
+import { backupCommands } from './backup.js';
 import { reportAndExit } from './common.js';
 import { parseCommandLine } from './command-line.js';
 
@@ -21,5 +22,6 @@ grantCommand(program);
 migrateCommand(program);
 maintenanceCommand(program);
 keysCommand(program);
+backupCommands(program);
 
 parseCommandLine(program).catch(reportAndExit);

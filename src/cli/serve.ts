@@ -10,6 +10,12 @@ function parsePort(value: string): number {
   return port;
 }
 
+function parseMetricsPort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535) throw new InvalidArgumentError('must be a port number (1-65535)');
+  return port;
+}
+
 function parseRole(value: string): Role {
   if (value !== 'all' && value !== 'auth' && value !== 'resource') throw new InvalidArgumentError('must be all, auth or resource');
   return value;
@@ -21,7 +27,8 @@ export function serveCommand(program: Command): void {
     .option('--port <n>', 'port to listen on (0: any free port)', parsePort)
     .option('--host <h>', 'address to listen on')
     .option('--role <role>', 'all | auth | resource', parseRole, 'all')
-    .action(async (opts: CommonOptions & { port?: number; host?: string; role: Role }) => {
+    .option('--metrics-port <n>', 'serve Prometheus metrics over plain HTTP on this port (metrics.host, default 127.0.0.1)', parseMetricsPort)
+    .action(async (opts: CommonOptions & { port?: number; host?: string; role: Role; metricsPort?: number }) => {
       const server = await startServer(configFrom(opts));
       let stopping = false;
       const stop = (signal: string) => {

@@ -16,9 +16,12 @@ import { registerResourceApi } from '../api/routes.js';
 import { registerAuthorizationServer } from '../authserver/routes.js';
 import { registerAdminApi } from '../admin/api.js';
 import { adminOpenApiPaths } from '../admin/openapi.js';
+import type { ServerMetrics } from './metrics.js';
 
 export interface BuildOptions {
   logLevel?: string;
+  /** Count every answer (metrics.port set). */
+  metrics?: ServerMetrics | null;
 }
 
 /** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers of SPEC.md. */
@@ -55,6 +58,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
   });
 
   app.addHook('onClose', async () => logDestination.flushSync());
+  options.metrics?.instrument(app);
   registerErrorHandling(app);
   registerJsonParser(app);
   registerHttpPolicy(app, config);

@@ -8,6 +8,7 @@ import { closeContext, openContext } from './context.js';
 import { startSweeper } from './sweeper.js';
 import { listenForRevocations } from '../contract/revocation-notices.js';
 import { ensureDemoDeployment } from './demo.js';
+import { ServerMetrics } from './metrics.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -50,20 +51,24 @@ function freePort(host: string): Promise<number> {
 async function start(config: Config, out: Out): Promise<RunningServer> {
   const ctx = await openContext(config);
   let app: FastifyInstance | null = null;
+  let metrics: ServerMetrics | null = null;
   let cert: Certificate;
   try {
     cert = await loadCertificate(config);
-    app = await buildApp(ctx, cert);
+    if (config.metrics.port !== null) metrics = new ServerMetrics(ctx);
+    app = await buildApp(ctx, cert, { metrics });
     await app.listen({ port: config.server.port, host: config.server.host, listenTextResolver: (a) => `listening on ${a.replace(/^http:/, 'https:')}` });
+    if (metrics) await metrics.listen(config.metrics.host, config.metrics.port!);
   } catch (e) {
+    await metrics?.close();
     await app?.close();
     await closeContext(ctx);
     throw e;
   }
-  return announce(ctx, app, cert, out);
+  return announce(ctx, app, cert, metrics, out);
 }
 
-async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate, out: Out): Promise<RunningServer> {
+async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate, metrics: ServerMetrics | null, out: Out): Promise<RunningServer> {
   const c = ctx.config;
   const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
 
@@ -75,9 +80,11 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
   lines.push(`  data dir       ${c.dataDir}`);
   lines.push(`  config         ${c.file}`);
   lines.push(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
+  if (metrics) lines.push(`  metrics        http://${hostForUrl(c.metrics.host)}:${c.metrics.port}/metrics`);
   // One write, so that whoever reads the banner sees it whole.
   out([...lines, ...demoLines].join('\n'));
 
+  ctx.store.announceServing();
   ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
   const stopNotices = listenForRevocations(ctx, (message) => app.log.warn(message));
   const stopSweeper = startSweeper(ctx, app.log);
@@ -87,9 +94,14 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
       stopSweeper();
       await stopNotices();
       await app.close();
+      await metrics?.close();
       await closeContext(ctx);
     })());
   return { app, ctx, close };
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function redact(url: string): string {

@@ -20,6 +20,7 @@ import type { User } from '../model/users.js';
 // and consent.ts turns their decision into a code or tokens.
 
 async function guarded(
+  ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
   read: () => Promise<ReadRequest>,
@@ -37,7 +38,7 @@ async function guarded(
       return sendPage(reply, e.status, errorPage(e.title, e.description));
     }
     if (e instanceof RedirectError && target) {
-      audit(request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
+      audit(ctx, request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
       pageHeaders(reply);
       return reply.redirect(redirectTo(target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
     }
@@ -63,6 +64,7 @@ export function authorizeGet(ctx: AppContext) {
     const q = request.url.indexOf('?');
     const raw = q < 0 ? '' : request.url.slice(q + 1);
     return guarded(
+      ctx,
       request,
       reply,
       () => readAuthorizationRequest(ctx, queryParams(request), raw),
@@ -89,6 +91,7 @@ export function authorizePost(ctx: AppContext) {
       return sendPage(reply, 403, errorPage('This form has expired', 'Go back to the application and start again.'));
     }
     return guarded(
+      ctx,
       request,
       reply,
       () => readAuthorizationRequest(ctx, parseUrlEncoded(raw), raw),

@@ -20,7 +20,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   const decision = form.get('decision');
   pageHeaders(reply, [formTarget(req.redirectUri)]);
   if (decision === 'deny') {
-    audit(request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
+    audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
     return reply.redirect(redirectTo(req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
   }
   if (decision !== 'allow') return renderConsent(ctx, request, reply, req, user, 400, 'Choose Allow or Deny.');
@@ -55,7 +55,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
         created_at: now,
       }),
     );
-    audit(request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason: `valid for ${ttl}s` });
+    audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason: `valid for ${ttl}s` });
     return reply.redirect(redirectTo(req.redirectUri, 'code', { code, state: req.state }), 302);
   }
 

@@ -23,7 +23,7 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
   if ('failed' in outcome) return renderLogin(ctx, request, reply, req, 401, 'The username or password is not correct.', username);
   const { user } = outcome;
   await startSession(ctx, request, reply, user.id);
-  audit(request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
+  audit(ctx, request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
   pageHeaders(reply);
   // Post/redirect/get: the consent page is a plain GET of the original request (303, SPEC's only 3xx for a POST).
   return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);

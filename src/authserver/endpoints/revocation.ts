@@ -26,7 +26,7 @@ export function revocationEndpoint(ctx: AppContext) {
       if (!row || !constantTimeEqual(row.hash, key.hash)) return false;
       if (row.client_id === client.id) {
         await revokeAccessToken(ctx, row.id);
-        audit(request.log, 'token.revoked', { client_id: client.id, subject: row.subject, grant_id: row.grant_id, reason: 'access token revoked by the client' });
+        audit(ctx, request.log, 'token.revoked', { client_id: client.id, subject: row.subject, grant_id: row.grant_id, reason: 'access token revoked by the client' });
       }
       return true;
     }
@@ -36,7 +36,7 @@ export function revocationEndpoint(ctx: AppContext) {
       if (!row) return false;
       if (row.client_id === client.id) {
         await revokeGrant(ctx, row.grant_id, 'refresh token revoked by the client');
-        audit(request.log, 'grant.revoked', { client_id: client.id, grant_id: row.grant_id, reason: 'refresh token revoked by the client' });
+        audit(ctx, request.log, 'grant.revoked', { client_id: client.id, grant_id: row.grant_id, reason: 'refresh token revoked by the client' });
       }
       return true;
     }

@@ -32,7 +32,7 @@ export function tokenEndpoint(ctx: AppContext) {
       caller = await authenticateClient(ctx, request, params);
     } catch (e) {
       if (e instanceof OAuthError && e.code === 'invalid_client')
-        audit(request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: grantType, ip: request.ip, reason: e.description });
+        audit(ctx, request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: grantType, ip: request.ip, reason: e.description });
       throw e;
     }
     if (!caller.client.grantTypes.includes(grantType as GrantType))

@@ -32,6 +32,7 @@ export interface ConfigOverrides {
   port?: number;
   host?: string;
   role?: Role;
+  metricsPort?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -104,6 +105,12 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
   }
   if (overrides.host) cfg.server.host = overrides.host;
   if (overrides.port !== undefined) cfg.server.port = overrides.port;
+  if (env.METRICS_PORT !== undefined && env.METRICS_PORT !== '') {
+    const port = Number(env.METRICS_PORT);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigError('environment', 'METRICS_PORT', 'must be a port number (1-65535)');
+    cfg.metrics.port = port;
+  }
+  if (overrides.metricsPort !== undefined) cfg.metrics.port = overrides.metricsPort;
   if (env.DATABASE_URL) cfg.storage.database = env.DATABASE_URL;
   else if (!databaseWasSet) cfg.storage.database = `sqlite:${path.join(dataDir, 'gatehouse.db')}`;
   if (env.REDIS_URL) cfg.storage.redis = env.REDIS_URL;

@@ -30,6 +30,15 @@ const Storage = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/** Prometheus metrics on a separate plain-HTTP listener; off while port is null. */
+const Metrics = Type.Object(
+  {
+    host: Type.String({ default: '127.0.0.1', minLength: 1 }),
+    port: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()], { default: null }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 const Seconds = (def: number) => Type.Integer({ default: def, minimum: 1 });
 
 const Auth = Type.Object(
@@ -111,6 +120,7 @@ export const ConfigSchema = Type.Object(
     storage: Storage,
     auth: Auth,
     api: Api,
+    metrics: Metrics,
     collections: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), Collection, { minProperties: 1 }),
   },
   { additionalProperties: false },

@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect, PostgresDialect, sql, type RawBuilder, type Sqli
 import type { Database } from './schema.js';
 import { GroupCommit } from './group-commit.js';
 import { checkpointInBackground, type Checkpointer } from './checkpointer.js';
+import { markServing } from './serving.js';
 
 // Everything that differs between SQLite and PostgreSQL lives in this module; the rest of the
 // code speaks Kysely and asks this module for the few engine-specific pieces.
@@ -37,11 +38,30 @@ export interface Store {
    * reported to onProblem; close() stops it.
    */
   runHousekeepingInBackground(onProblem: (message: string) => void): void;
+  /**
+   * For the server: notes that this process serves the database until close(), so that
+   * `gatehouse restore` refuses to replace it meanwhile (SQLite: a file in `<db>.servers/`,
+   * serving.ts; PostgreSQL: nothing, its restore is pg_restore's).
+   */
+  announceServing(): void;
   /** Runs fn while holding a lock that other processes migrating the same database wait for. */
   withMigrationLock<T>(fn: () => Promise<T>): Promise<T>;
   /** Resolves when the database answers a trivial query (GET /health). */
   ping(): Promise<void>;
+  /** What the engine can tell about its connections now (metrics). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+/**
+ * A database's connections. PostgreSQL: the pg Pool's clients (open, idle) and the queries queued
+ * for one. SQLite: one connection, always open; idle and waiting are not known (null).
+ */
+export interface PoolStats {
+  max: number;
+  open: number;
+  idle: number | null;
+  waiting: number | null;
 }
 
 /** What only the store layer sees: the Kysely instance (see sql.ts). */
@@ -65,12 +85,16 @@ async function openSqlite(file: string): Promise<StoreInternals> {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const types: Record<ColumnKind, string> = { text: 'text', integer: 'integer', real: 'real', boolean: 'integer', blob: 'blob' };
   let checkpointer: Checkpointer | null = null;
+  let unmark: (() => void) | null = null;
   return {
     db,
     writes: new GroupCommit(db),
     engine: 'sqlite',
     runHousekeepingInBackground: (onProblem) => {
       if (file !== ':memory:' && !checkpointer) checkpointer = checkpointInBackground(database, path.resolve(file), onProblem);
+    },
+    announceServing: () => {
+      if (file !== ':memory:' && !unmark) unmark = markServing(file);
     },
     columnType: (kind) => types[kind],
     jsonField: (column, field, kind) => {
@@ -89,9 +113,11 @@ async function openSqlite(file: string): Promise<StoreInternals> {
     // every migration step is idempotent (create ... if not exists).
     withMigrationLock: async (fn) => fn(),
     ping: async () => void (await sql`select 1`.execute(db)),
+    poolStats: () => ({ max: 1, open: database.open ? 1 : 0, idle: null, waiting: null }),
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
+      unmark?.();
     },
   };
 }
@@ -161,6 +187,7 @@ async function openPostgres(url: string): Promise<StoreInternals> {
     engine: 'postgres',
     // PostgreSQL's own background processes do its housekeeping.
     runHousekeepingInBackground: () => undefined,
+    announceServing: () => undefined,
     columnType: (kind) => typeNames[kind],
     jsonField: (column, field, kind) => {
       const text = sql`(${sql.ref(column)}::jsonb ->> ${field})`;
@@ -193,6 +220,7 @@ async function openPostgres(url: string): Promise<StoreInternals> {
       }
     },
     ping: async () => void (await sql`select 1`.execute(db)),
+    poolStats: () => ({ max: pool.options.max ?? 10, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await db.destroy();
     },

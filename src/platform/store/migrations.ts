@@ -5,8 +5,7 @@ import { sqlOf } from './sql.js';
 // gatehouse's own tables, as ordered migrations. Collection tables follow the config and are
 // synchronised by api/store/collection-tables.ts after these have run.
 
-function coreMigrations(store: Store): Record<string, Migration> {
-  const t = store.columnType;
+function coreMigrations(t: Store['columnType']): Record<string, Migration> {
   return {
     '0001_core': {
       async up(db: Kysely<any>) {
@@ -218,9 +217,14 @@ function coreMigrations(store: Store): Record<string, Migration> {
   };
 }
 
+/** The names of gatehouse's migrations, in order (a restore refuses a backup that has others). */
+export function coreMigrationNames(): string[] {
+  return Object.keys(coreMigrations(() => 'text')); // the column types are only asked for when migrating
+}
+
 /** Applies gatehouse's migrations up to `target` (default: all of them); returns the names applied. */
 export async function migrateCore(store: Store, target?: string): Promise<string[]> {
-  const migrations = coreMigrations(store);
+  const migrations = coreMigrations(store.columnType);
   const provider: MigrationProvider = { getMigrations: async () => migrations };
   const migrator = new Migrator({
     db: sqlOf(store),
