@@ -326,6 +326,16 @@ test('errors: a browser gets styled HTML pages, a JSON client the JSON error bod
   const json = await server.json('GET', '/admin/nothing/here');
   assert.equal(json.status, 404);
   assert.equal(typeof json.body.error, 'string');
+  // A client that takes JSON gets the JSON error body for the console's refusals too.
+  const signedOut = await server.json('GET', '/admin/clients');
+  assert.equal(signedOut.status, 401);
+  assert.deepEqual(signedOut.body, { error: 'Sign in to the admin console first', detail: { session: 'none, or it has ended' } });
+  const noToken = await server.json('POST', '/admin/maintenance', { enabled: 'on' }, { cookie: jar.header() });
+  assert.equal(noToken.status, 403);
+  assert.deepEqual(noToken.body.detail, { csrf_token: 'missing or invalid' });
+  const refusedForm = await server.fetch('/admin/users', { method: 'POST', headers: { accept: 'application/json', cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf_token: csrf, username: 'x y', password: 'short' }).toString() });
+  assert.equal(refusedForm.status, 400);
+  assert.deepEqual(Object.keys(((await refusedForm.json()) as { detail: object }).detail).sort(), ['password', 'username']);
   const put = await server.fetch('/admin/clients', { method: 'PUT', headers: { accept: 'text/html', cookie: jar.header() } });
   assert.equal(put.status, 405);
   assert.equal(put.headers.get('allow'), 'GET, HEAD, POST');

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type Client } from '../../authserver/model/clients.js';
 import type { Params } from '../../authserver/params.js';
 import { grantableUniverse } from '../../authserver/scope-request.js';
-import { ConsoleKit, type Signed } from './kit.js';
+import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
 import { EMPTY_CLIENT, clientBody, clientFormValues, clientProps, clientsBody, confirmBody, secretBody, type ClientFormValues } from './views.js';
 
 // The console's client pages: list and register (the secret shown once on the answer), a
@@ -37,8 +37,8 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
   const path = (client: Client | string) => `/clients/${encodeURIComponent(typeof client === 'string' ? client : client.id)}`;
   const missing = (reply: FastifyReply, s: Signed) => kit.message(reply, s, 404, 'No such client', 'There is no client with this id (it may have been deleted).', 'clients');
 
-  const listPage = async (reply: FastifyReply, s: Signed, status: number, form: ClientFormValues, problem?: { error: string; errors: Record<string, string> }, notice?: string) =>
-    kit.page(reply, s, status, 'Clients', 'clients', clientsBody({ base, csrf: s.csrf, clients: await listClients(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes }));
+  const listPage = async (reply: FastifyReply, s: Signed, status: number, form: ClientFormValues, problem?: Refusal, notice?: string) =>
+    kit.page(reply, s, status, 'Clients', 'clients', clientsBody({ base, csrf: s.csrf, clients: await listClients(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes }), refused(problem));
 
   kit.route(app, '/clients', {
     GET: kit.guard(async (request, reply, s) => {
@@ -68,8 +68,8 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
     }),
   });
 
-  const clientPage = (reply: FastifyReply, s: Signed, status: number, client: Client, form: ClientFormValues, problem?: { error: string; errors: Record<string, string> }, notice?: string) =>
-    kit.page(reply, s, status, `Client ${client.id}`, 'clients', clientBody({ base, csrf: s.csrf, client, form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes }));
+  const clientPage = (reply: FastifyReply, s: Signed, status: number, client: Client, form: ClientFormValues, problem?: Refusal, notice?: string) =>
+    kit.page(reply, s, status, `Client ${client.id}`, 'clients', clientBody({ base, csrf: s.csrf, client, form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes }), refused(problem));
 
   kit.route(app, '/clients/:id', {
     GET: kit.guard(async (request, reply, s) => {

@@ -44,7 +44,8 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
   const base = kit.base;
   // The admin API's unknown URLs fall to this scope's 404: they stay JSON.
   const api = `${ctx.config.basePath}${ADMIN_API}`;
-  const isAdminApi = (url: string) => url === api || url.startsWith(`${api}/`) || url.startsWith(`${api}?`);
+  // Read through percent-escapes too (/admin/v%31/…): whatever could be meant as the API stays JSON.
+  const isAdminApi = (url: string) => [url, url.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))].some((u) => u.startsWith(api));
 
   app.register(
     async (c) => {
@@ -82,7 +83,10 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
       c.addHook('preHandler', async (request, reply) => {
         if (request.method !== 'POST') return;
         if (await consoleCsrfValid(ctx, request, formOf(request).get('csrf_token'))) return;
-        return kit.bare(reply, 403, 'This form has expired', messageBody('This form has expired', 'Nothing was changed. Open the page again and resubmit the form.', html`<p><a href="${base}">To the console</a></p>`));
+        return kit.bare(reply, 403, 'This form has expired', messageBody('This form has expired', 'Nothing was changed. Open the page again and resubmit the form.', html`<p><a href="${base}">To the console</a></p>`), {
+          error: 'The form token is missing or invalid; nothing was changed',
+          detail: { csrf_token: 'missing or invalid' },
+        });
       });
 
       for (const name of Object.keys(ASSETS) as AssetName[]) routeAsset(c, kit, name);

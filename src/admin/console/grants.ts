@@ -35,7 +35,7 @@ export function registerGrantPages(app: FastifyInstance, kit: ConsoleKit): void 
       else grants = await listGrants(ctx, { subject: user ? userSubject(user.id) : undefined, clientId: filter.client }, LIMIT);
       const notice = q.revoked !== undefined ? 'Grant revoked: its tokens no longer work.' : undefined;
       const body = grantsBody({ base, grants, capped: grants.length >= LIMIT, usernames, users, clients, filter, error, notice });
-      return kit.page(reply, s, error ? 400 : 200, 'Grants', 'grants', body);
+      return kit.page(reply, s, error ? 400 : 200, 'Grants', 'grants', body, error ? { error, detail: { user: 'no user has this username' } } : undefined);
     }),
   });
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../../contract/context.js';
 import { AlreadyExists, InvalidInput, NotApplicable } from '../../contract/errors.js';
 import { Params } from '../../authserver/params.js';
 import type { User } from '../../authserver/model/users.js';
+import { sendPage } from '../../authserver/authorize/pages.js';
 import { routeMethods } from '../../platform/http/routes.js';
 import { readMaintenance } from '../../platform/store/settings.js';
 import { html, layout, type Errors, type Html, type Section } from './html.js';
@@ -21,8 +22,22 @@ export interface Signed {
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply, s: Signed) => Promise<FastifyReply>;
 
-/** The outcome of a model call: its value, or what to show on the form. */
-export type Outcome<T> = { ok: T } | { error: string; errors: Errors; status: number };
+/** What a refused request is, for a client that takes JSON rather than the page. */
+export interface Problem {
+  error: string;
+  detail?: Record<string, string>;
+}
+
+/** The outcome of a model call: its value, or what to show on the form (`message`: the model's own). */
+export type Outcome<T> = { ok: T } | (Refusal & { status: number });
+
+/** A form the model refused: the summary above it, the errors by field, the model's own message. */
+export type Refusal = { error: string; errors: Errors; message: string };
+
+/** A refusal as the JSON error body. */
+export function refused(r: Refusal | undefined): Problem | undefined {
+  return r && { error: r.message, detail: r.errors };
+}
 
 /** The form a browser posted (any other body counts as an empty form: its CSRF check fails). */
 export function formOf(request: FastifyRequest): Params {
@@ -63,18 +78,21 @@ export class ConsoleKit {
     routeMethods(app, url, handlers, { config: { html: true, alwaysAvailable: true } });
   }
 
-  /** A page in the signed-in layout. */
-  async page(reply: FastifyReply, s: Signed, status: number, title: string, section: Section | null, body: Html): Promise<FastifyReply> {
+  /**
+   * A page in the signed-in layout. A refusal (status ≥ 400) goes as the JSON error body instead to
+   * a client that prefers JSON (`problem`, else the page's title).
+   */
+  async page(reply: FastifyReply, s: Signed, status: number, title: string, section: Section | null, body: Html, problem?: Problem): Promise<FastifyReply> {
     const maintenance = await readMaintenance(this.ctx.store);
     ConsoleKit.headers(reply);
     const text = layout(this.base, title, body, { base: this.base, username: s.admin.username, csrf: s.csrf, section, maintenance: maintenance.on });
-    return reply.code(status).type('text/html; charset=utf-8').send(text);
+    return sendPage(reply, status, text, problem && { error: problem.error, detail: problem.detail ?? {} });
   }
 
-  /** A page without navigation (signed out, refused, errors). */
-  bare(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+  /** A page without navigation (signed out, refused, errors); JSON for a refusal to a JSON client, as `page`. */
+  bare(reply: FastifyReply, status: number, title: string, body: Html, problem?: Problem): FastifyReply {
     ConsoleKit.headers(reply);
-    return reply.code(status).type('text/html; charset=utf-8').send(layout(this.base, title, body));
+    return sendPage(reply, status, layout(this.base, title, body), problem && { error: problem.error, detail: problem.detail ?? {} });
   }
 
   /** A short message in the signed-in layout (a refused action, a missing item). */
@@ -82,9 +100,9 @@ export class ConsoleKit {
     return this.page(reply, s, status, title, section, messageBody(title, text, html`<p><a href="${this.base}${section && section !== 'dashboard' ? `/${section}` : ''}">Back</a></p>`));
   }
 
-  async signIn(request: FastifyRequest, reply: FastifyReply, status: number, view: Omit<SignInView, 'base' | 'csrf'> = {}): Promise<FastifyReply> {
+  async signIn(request: FastifyRequest, reply: FastifyReply, status: number, view: Omit<SignInView, 'base' | 'csrf'> = {}, problem?: Problem): Promise<FastifyReply> {
     const csrf = await consoleCsrf(this.ctx, request, reply);
-    return this.bare(reply, status, 'Sign in', signInBody({ ...view, base: this.base, csrf }));
+    return this.bare(reply, status, 'Sign in', signInBody({ ...view, base: this.base, csrf }), problem ?? (view.error ? { error: view.error.replace(/\.$/, '') } : undefined));
   }
 
   notAdmin(reply: FastifyReply, username: string): FastifyReply {
@@ -93,6 +111,7 @@ export class ConsoleKit {
       403,
       'Not an admin',
       messageBody('Not an admin', `${username} is not an admin: the console is for admins only.`, html`<p><a href="${this.base}">Sign in as someone else</a></p>`),
+      { error: 'The admin console is for admins only', detail: { username: 'is not an admin' } },
     );
   }
 
@@ -102,7 +121,7 @@ export class ConsoleKit {
       const user = await consoleUser(this.ctx, request);
       if (!user) {
         const next = request.method === 'GET' ? (safeNext(this.base, request.url) ?? undefined) : undefined;
-        return this.signIn(request, reply, 401, { next, info: 'Sign in to continue.' });
+        return this.signIn(request, reply, 401, { next, info: 'Sign in to continue.' }, { error: 'Sign in to the admin console first', detail: { session: 'none, or it has ended' } });
       }
       if (!user.admin) {
         // The right was taken away since: this session is of no use any more.
@@ -123,9 +142,9 @@ export class ConsoleKit {
     try {
       return { ok: await fn() };
     } catch (e) {
-      if (e instanceof InvalidInput) return { error: 'Check the highlighted fields.', errors: e.detail, status: 400 };
-      if (e instanceof AlreadyExists) return { error: capitalize(e.message) + '.', errors: { [duplicate]: 'already exists' }, status: 409 };
-      if (e instanceof NotApplicable) return { error: capitalize(e.message) + '.', errors: {}, status: 400 };
+      if (e instanceof InvalidInput) return { error: 'Check the highlighted fields.', errors: e.detail, status: 400, message: e.message };
+      if (e instanceof AlreadyExists) return { error: capitalize(e.message) + '.', errors: { [duplicate]: 'already exists' }, status: 409, message: e.message };
+      if (e instanceof NotApplicable) return { error: capitalize(e.message) + '.', errors: {}, status: 400, message: e.message };
       throw e;
     }
   }

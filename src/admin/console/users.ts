@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { changePassword, createUser, findUserById, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../../authserver/model/users.js';
 import { listGrants } from '../../authserver/tokens.js';
 import { html } from './html.js';
-import { ConsoleKit, type Signed } from './kit.js';
+import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
 import { startConsoleSession } from './session.js';
 import { confirmBody, userBody, usersBody } from './views.js';
 
@@ -23,8 +23,8 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
   const userOf = (request: FastifyRequest) => findUserById(ctx, (request.params as { id: string }).id);
   const missing = (reply: FastifyReply, s: Signed) => kit.message(reply, s, 404, 'No such user', 'There is no user with this id (they may have been removed).', 'users');
 
-  const listPage = async (reply: FastifyReply, s: Signed, status: number, form: { username: string; admin: boolean }, problem?: { error: string; errors: Record<string, string> }, notice?: string) =>
-    kit.page(reply, s, status, 'Users', 'users', usersBody({ base, csrf: s.csrf, users: await listUsers(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice }));
+  const listPage = async (reply: FastifyReply, s: Signed, status: number, form: { username: string; admin: boolean }, problem?: Refusal, notice?: string) =>
+    kit.page(reply, s, status, 'Users', 'users', usersBody({ base, csrf: s.csrf, users: await listUsers(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice }), refused(problem));
 
   kit.route(app, '/users', {
     GET: kit.guard(async (request, reply, s) => {
@@ -40,9 +40,9 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
     }),
   });
 
-  const userPage = async (reply: FastifyReply, s: Signed, status: number, user: User, problem?: { error: string; errors: Record<string, string> }, notice?: string) => {
+  const userPage = async (reply: FastifyReply, s: Signed, status: number, user: User, problem?: Refusal, notice?: string) => {
     const grants = await listGrants(ctx, { subject: userSubject(user.id) });
-    return kit.page(reply, s, status, `User ${user.username}`, 'users', userBody({ base, csrf: s.csrf, user, self: user.id === s.admin.id, grants: grants.length, errors: problem?.errors ?? {}, error: problem?.error, notice }));
+    return kit.page(reply, s, status, `User ${user.username}`, 'users', userBody({ base, csrf: s.csrf, user, self: user.id === s.admin.id, grants: grants.length, errors: problem?.errors ?? {}, error: problem?.error, notice }), refused(problem));
   };
 
   kit.route(app, '/users/:id', {

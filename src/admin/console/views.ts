@@ -167,7 +167,7 @@ ${clientFields(v.form, v.errors, v.knownScopes, true)}
 </section>`;
 }
 
-function clientProps(c: Client): Html {
+export function clientProps(c: Client): Html {
   return html`<dl class="props">
 <dt>Client id</dt><dd><code>${c.id}</code></dd>
 <dt>Name</dt><dd>${c.name}</dd>
@@ -282,8 +282,6 @@ ${csrfField(v.csrf)}${Object.entries(v.hidden ?? {}).map(([k, val]) => html`<inp
 </form>
 </div>`;
 }
-
-export { clientProps };
 
 // ——— Users ———
 
