@@ -347,4 +347,5 @@ test('errors: a browser gets styled HTML pages, a JSON client the JSON error bod
   const api = await server.fetch('/admin/v1/nothing-here', { headers: { accept: 'text/html,*/*;q=0.8' } });
   assert.equal(api.status, 404);
   assert.match(api.headers.get('content-type')!, /^application\/json/);
+  assert.equal(api.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'", 'the JSON policy, not the pages\'');
 });

@@ -64,8 +64,9 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
         let e = known ?? new ApiError(500, 'Internal server error', { request_id: String(request.id) });
         // An unknown console URL is a 404 page, whatever the browser said it accepts (the JSON-only rule answers 415 first).
         if (e.status === 415 && request.is404 && !isAdminApi(request.url)) e = notFound('No such page in the console', { path: 'does not exist' });
+        if (isAdminApi(request.url)) return sendError(reply, e);
         ConsoleKit.headers(reply);
-        if (prefersJson(request.headers.accept) || isAdminApi(request.url)) return sendError(reply, e);
+        if (prefersJson(request.headers.accept)) return sendError(reply, e);
         for (const [name, value] of Object.entries(e.headers)) reply.header(name, value);
         const title = TITLES[e.status] ?? (e.status >= 500 ? 'Something went wrong' : 'Request refused');
         const text = e.status >= 500 ? `The console could not answer. Request id ${String(request.id)}.` : `${e.message}.`;
@@ -75,8 +76,8 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
         throw notFound('No such page in the console', { path: 'does not exist' });
       });
 
-      c.addHook('onRequest', (_request, reply, done) => {
-        ConsoleKit.headers(reply);
+      c.addHook('onRequest', (request, reply, done) => {
+        if (!isAdminApi(request.url)) ConsoleKit.headers(reply);
         done();
       });
       // Every POST carries the form token of this browser; without it nothing is done.
