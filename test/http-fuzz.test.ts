@@ -707,7 +707,12 @@ function plainOp(method: string, p: string): Op {
   };
 }
 
-/** The routes of docs/api.md and docs/oauth.md that every run must reach, whether or not the OpenAPI document lists them. */
+/** The HTML pages: the authorization endpoint, and the admin console (not the admin API under it). */
+function isHtmlPath(path: string): boolean {
+  return path === '/oauth/authorize' || (/^\/admin(\/|$)/.test(path) && !path.startsWith('/admin/v1'));
+}
+
+/** The routes of docs/api.md, docs/oauth.md and docs/admin.md that every run must reach, whether or not the OpenAPI document lists them. */
 const TABLE: Array<[string, string]> = [
   ['GET', '/'],
   ['HEAD', '/'],
@@ -727,6 +732,12 @@ const TABLE: Array<[string, string]> = [
   ['POST', '/oauth/token'],
   ['POST', '/oauth/revocation'],
   ['POST', '/oauth/introspection'],
+  ['GET', '/admin'],
+  ['POST', '/admin/signin'],
+  ['GET', '/admin/clients'],
+  ['POST', '/admin/clients'],
+  ['GET', '/admin/grants'],
+  ['POST', '/admin/maintenance'],
   ['GET', '/v0/zoos'],
   ['GET', '/v1/jobs/{id}'],
   ['HEAD', '/v1/jobs/{id}'],
@@ -1379,7 +1390,7 @@ async function exercise(tpl: Tpl): Promise<{ req: WireRequest; res?: WireRespons
   }
   bump(stats.byStatus, res.status);
   harvest(req, res);
-  return { req, res, problems: checkResponse(req, res, { htmlPath: '/oauth/authorize' }) };
+  return { req, res, problems: checkResponse(req, res, { htmlPath: isHtmlPath }) };
 }
 
 function report(tpl: Tpl, req: WireRequest, res: WireResponse | undefined, problems: Problem[]): string {

@@ -5,9 +5,9 @@ import { audit } from './audit.js';
 import { verifyUserCredentials, type User } from './model/users.js';
 import { clearCounter, incrementCounter, purgeCounters, readCounter } from './store/login-counters.js';
 
-// Sign-in with a user name and password, throttled (the password grant and the login form both
-// call signIn): failures are counted per user name and per IP in a fixed window; past
-// `auth.loginThrottle.max` the caller waits. Counters live in Redis when configured, else in the
+// Sign-in with a user name and password, throttled (the password grant, the login form and the
+// admin console all call signIn): failures are counted per user name and per IP in a fixed
+// window; past `auth.loginThrottle.max` the caller waits. Counters live in Redis when configured, else in the
 // database, so every instance sees the same count.
 
 export interface ThrottleKeys {
@@ -67,7 +67,7 @@ export type SignIn = { user: User } | { retryAfter: number } | { failed: true };
 export async function signIn(
   ctx: AppContext,
   log: FastifyBaseLogger,
-  attempt: ThrottleKeys & { password: string; clientId: string; via: 'password grant' | 'login form' },
+  attempt: ThrottleKeys & { password: string; clientId: string | null; via: 'password grant' | 'login form' | 'admin console' },
 ): Promise<SignIn> {
   const keys = { username: attempt.username, ip: attempt.ip };
   const fields = { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip };

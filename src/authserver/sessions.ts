@@ -5,11 +5,33 @@ import { write } from '../platform/store/write-path.js';
 import { findUserById, type User } from './model/users.js';
 import { deleteSession, findSessionUserId, insertSession } from './store/sessions.js';
 
-// Browser sessions of the login/consent pages. The cookie holds a random value; the database
-// holds only its hash, so every instance recognises the session and a database leak reveals none.
+// Browser sessions: the login/consent pages' and, in its own cookies, the admin console's. The
+// cookie holds a random value; the database holds only its hash, so every instance recognises the
+// session and a database leak reveals none.
 
 export const SESSION_COOKIE = 'gatehouse_session';
 export const BROWSER_COOKIE = 'gatehouse_browser';
+
+/**
+ * A family of browser cookies: where they are sent, how strictly, under which names, and the
+ * label mixed into the stored session hash (so a session value of one family is no session of
+ * another: the console's cookie value presented as a login session, or the reverse, finds nothing).
+ */
+export interface CookieScope {
+  path: string;
+  sameSite: 'Lax' | 'Strict';
+  /** The session cookie's name. */
+  session: string;
+  /** The CSRF binding cookie's name (authorize/csrf.ts). */
+  binding: string;
+  /** '' for the login pages (their hashes are the plain SHA-256 of the value). */
+  kind: string;
+}
+
+/** The login and consent pages under {auth_url}: the cookies are sent nowhere else. */
+export function loginCookies(ctx: AppContext): CookieScope {
+  return { path: cookiePath(ctx), sameSite: 'Lax', session: SESSION_COOKIE, binding: BROWSER_COOKIE, kind: '' };
+}
 
 export function readCookies(request: FastifyRequest): Map<string, string> {
   const out = new Map<string, string>();
@@ -27,38 +49,42 @@ export function cookiePath(ctx: AppContext): string {
   return `${ctx.config.basePath}${ctx.config.auth.path}`;
 }
 
-export function setCookie(reply: FastifyReply, ctx: AppContext, name: string, value: string, maxAgeSeconds: number | null): void {
-  const attributes = [`${name}=${value}`, `Path=${cookiePath(ctx)}`, 'HttpOnly', 'Secure', 'SameSite=Lax'];
+export function setCookie(reply: FastifyReply, scope: CookieScope, name: string, value: string, maxAgeSeconds: number | null): void {
+  const attributes = [`${name}=${value}`, `Path=${scope.path}`, 'HttpOnly', 'Secure', `SameSite=${scope.sameSite}`];
   if (maxAgeSeconds !== null) attributes.push(`Max-Age=${maxAgeSeconds}`);
   const previous = reply.getHeader('set-cookie');
   const list = previous === undefined ? [] : Array.isArray(previous) ? previous.map(String) : [String(previous)];
   reply.header('set-cookie', [...list, attributes.join('; ')]);
 }
 
+function sessionHash(scope: CookieScope, value: string): string {
+  return sha256(scope.kind ? `${scope.kind}:${value}` : value);
+}
+
 /** The signed-in user of this browser, or null. */
-export async function sessionUser(ctx: AppContext, request: FastifyRequest): Promise<User | null> {
-  const value = readCookies(request).get(SESSION_COOKIE);
+export async function sessionUser(ctx: AppContext, request: FastifyRequest, scope = loginCookies(ctx)): Promise<User | null> {
+  const value = readCookies(request).get(scope.session);
   if (!value) return null;
-  const userId = await findSessionUserId(ctx.store, sha256(value), Date.now());
+  const userId = await findSessionUserId(ctx.store, sessionHash(scope, value), Date.now());
   return userId ? findUserById(ctx, userId) : null;
 }
 
 /** Signs the user in with a fresh session value (the old one, if any, is dropped: no fixation). */
-export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, userId: string): Promise<void> {
-  const old = readCookies(request).get(SESSION_COOKIE);
+export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, userId: string, scope = loginCookies(ctx)): Promise<void> {
+  const old = readCookies(request).get(scope.session);
   const value = randomSecret(32);
   const now = Date.now();
   const ttl = ctx.config.auth.sessionTtl;
   await write(ctx.store, async (tx) => {
-    if (old) await deleteSession(tx, sha256(old));
-    await insertSession(tx, { hash: sha256(value), userId, expiresAt: now + ttl * 1000, createdAt: now });
+    if (old) await deleteSession(tx, sessionHash(scope, old));
+    await insertSession(tx, { hash: sessionHash(scope, value), userId, expiresAt: now + ttl * 1000, createdAt: now });
   });
-  setCookie(reply, ctx, SESSION_COOKIE, value, ttl);
+  setCookie(reply, scope, scope.session, value, ttl);
 }
 
 /** Signs the browser out: the session row is deleted and the cookie cleared. */
-export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const value = readCookies(request).get(SESSION_COOKIE);
-  if (value) await write(ctx.store, (tx) => deleteSession(tx, sha256(value)));
-  setCookie(reply, ctx, SESSION_COOKIE, '', 0);
+export async function endSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, scope = loginCookies(ctx)): Promise<void> {
+  const value = readCookies(request).get(scope.session);
+  if (value) await write(ctx.store, (tx) => deleteSession(tx, sessionHash(scope, value)));
+  setCookie(reply, scope, scope.session, '', 0);
 }

@@ -15,6 +15,7 @@ import { gone, notFound } from '../platform/http/errors.js';
 import { registerResourceApi } from '../api/routes.js';
 import { registerAuthorizationServer } from '../authserver/routes.js';
 import { registerAdminApi } from '../admin/api.js';
+import { registerAdminConsole } from '../admin/console/console.js';
 import { adminOpenApiPaths } from '../admin/openapi.js';
 import type { ServerMetrics } from './metrics.js';
 
@@ -68,8 +69,11 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     async (scoped) => {
       registerHealth(scoped, ctx, availability);
       if (config.servesAuth) await registerAuthorizationServer(scoped, ctx);
-      // The operators' API runs beside the authorization server, whose tables it administers.
-      if (config.servesAuth) registerAdminApi(scoped, ctx);
+      // The operators' API and console run beside the authorization server, whose tables they administer.
+      if (config.servesAuth) {
+        registerAdminApi(scoped, ctx);
+        registerAdminConsole(scoped, ctx);
+      }
       if (config.servesResources) await registerResourceApi(scoped, ctx, config.servesAuth ? () => adminOpenApiPaths(ctx.config) : undefined);
     },
     { prefix: config.basePath },

@@ -277,8 +277,8 @@ export function targetPath(target: string): string {
 }
 
 export interface CheckOptions {
-  /** The path of the HTML pages (the authorization endpoint), e.g. /oauth/authorize. */
-  htmlPath: string;
+  /** The path of the HTML pages (the authorization endpoint, e.g. /oauth/authorize), or a test of a (percent-decoded) path. */
+  htmlPath: string | ((path: string) => boolean);
 }
 
 export type ProblemKind = 'status-5xx' | 'error-not-json' | 'error-shape' | 'html-for-json-client' | 'leak' | 'no-response';
@@ -293,8 +293,8 @@ export interface Problem {
  * - the status is below 500;
  * - an answer with status ≥ 400 is `application/json` with `{error: string, detail: object}` (the
  *   OAuth shape `{error, error_description, detail}` included) — except the HTML pages of the
- *   authorization endpoint, allowed unless the request's Accept prefers application/json to
- *   text/html (docs/oauth.md);
+ *   authorization endpoint and the admin console, allowed unless the request's Accept prefers
+ *   application/json to text/html (docs/oauth.md, docs/admin.md);
  * - no body leaks a stack trace or an absolute file path (unless the request itself carried that
  *   text, which an answer may legitimately echo).
  */
@@ -307,8 +307,10 @@ export function checkResponse(req: WireRequest, res: WireResponse, options: Chec
   if (res.status >= 400) {
     const accept = acceptOf(req);
     const [qJson, qHtml] = [acceptQuality(accept, 'application/json'), acceptQuality(accept, 'text/html')];
-    const htmlAllowed = looseDecode(targetPath(req.target)) === options.htmlPath && !(qJson > qHtml);
-    if (/^text\/html/i.test(contentType) && looseDecode(targetPath(req.target)) === options.htmlPath && !htmlAllowed) {
+    const path = looseDecode(targetPath(req.target));
+    const htmlPage = typeof options.htmlPath === 'string' ? path === options.htmlPath : options.htmlPath(path);
+    const htmlAllowed = htmlPage && !(qJson > qHtml);
+    if (/^text\/html/i.test(contentType) && htmlPage && !htmlAllowed) {
       problems.push({ kind: 'html-for-json-client', message: `status ${res.status} answered with an HTML page although Accept ${JSON.stringify(accept)} prefers application/json` });
     } else if (!(/^text\/html/i.test(contentType) && htmlAllowed)) {
       if (!/^application\/json(\s*;|$)/i.test(contentType)) {

@@ -1,0 +1,44 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../contract/context.js';
+import { browserBinding, csrfToken, verifyCsrfToken } from '../../authserver/authorize/csrf.js';
+import { endSession, sessionUser, startSession, type CookieScope } from '../../authserver/sessions.js';
+import type { User } from '../../authserver/model/users.js';
+
+// The console's own browser session: the authorization server's session functions with the
+// console's cookie scope — cookies sent only to {base_url}/admin, SameSite=Strict, and session
+// hashes of their own kind (a login-page session is no console session, and the reverse). The
+// CSRF token is the login pages' scheme, bound to the console's own binding cookie.
+
+export const CONSOLE_SESSION_COOKIE = 'gatehouse_admin';
+export const CONSOLE_BINDING_COOKIE = 'gatehouse_admin_browser';
+
+export function consolePath(ctx: AppContext): string {
+  return `${ctx.config.basePath}/admin`;
+}
+
+export function consoleCookies(ctx: AppContext): CookieScope {
+  return { path: consolePath(ctx), sameSite: 'Strict', session: CONSOLE_SESSION_COOKIE, binding: CONSOLE_BINDING_COOKIE, kind: 'admin-console' };
+}
+
+/** The signed-in user of this browser's console session (admin or not: the caller decides), or null. */
+export function consoleUser(ctx: AppContext, request: FastifyRequest): Promise<User | null> {
+  return sessionUser(ctx, request, consoleCookies(ctx));
+}
+
+export function startConsoleSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
+  return startSession(ctx, request, reply, user.id, consoleCookies(ctx));
+}
+
+export function endConsoleSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return endSession(ctx, request, reply, consoleCookies(ctx));
+}
+
+/** The token for this browser's forms (the binding cookie is set on first sight). */
+export function consoleCsrf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string> {
+  const scope = consoleCookies(ctx);
+  return csrfToken(ctx, browserBinding(ctx, request, reply, scope), scope);
+}
+
+export function consoleCsrfValid(ctx: AppContext, request: FastifyRequest, token: string | undefined): Promise<boolean> {
+  return verifyCsrfToken(ctx, request, token, consoleCookies(ctx));
+}

@@ -1,0 +1,113 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { changePassword, createUser, findUserById, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../../authserver/model/users.js';
+import { listGrants } from '../../authserver/tokens.js';
+import { html } from './html.js';
+import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
+import { startConsoleSession } from './session.js';
+import { confirmBody, userBody, usersBody } from './views.js';
+
+// The console's user pages: list and add, a user's page (admin right, password), remove after a
+// confirmation page. The signed-in admin cannot take their own right away or remove themselves
+// here (the CLI or another admin can): the console would lock them out mid-way.
+
+const DONE: Record<string, string> = {
+  added: 'User added.',
+  'admin-on': 'The user is now an admin.',
+  'admin-off': 'The user is no longer an admin; their grants that carried the admin scope have ended.',
+  password: 'Password set. Their sign-in sessions have ended.',
+  'own-password': 'Your password is set. Your other sessions have ended.',
+};
+
+export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
+  const { ctx, base } = kit;
+  const userOf = (request: FastifyRequest) => findUserById(ctx, (request.params as { id: string }).id);
+  const missing = (reply: FastifyReply, s: Signed) => kit.message(reply, s, 404, 'No such user', 'There is no user with this id (they may have been removed).', 'users');
+
+  const listPage = async (reply: FastifyReply, s: Signed, status: number, form: { username: string; admin: boolean }, problem?: Refusal, notice?: string) =>
+    kit.page(reply, s, status, 'Users', 'users', usersBody({ base, csrf: s.csrf, users: await listUsers(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice }), refused(problem));
+
+  kit.route(app, '/users', {
+    GET: kit.guard(async (request, reply, s) => {
+      const removed = (request.query as Record<string, unknown>).removed;
+      const notice = typeof removed === 'string' && /^[A-Za-z0-9._@+-]{1,128}$/.test(removed) ? `User ${removed} removed: their grants, tokens and sessions have ended.` : undefined;
+      return listPage(reply, s, 200, { username: '', admin: false }, undefined, notice);
+    }),
+    POST: kit.guard(async (_request, reply, s) => {
+      const form = { username: s.form.get('username') ?? '', admin: s.form.get('admin') === 'on' };
+      const outcome = await ConsoleKit.attempt(() => createUser(ctx, form.username, s.form.values.get('password') ?? '', { admin: form.admin }), 'username');
+      if (!('ok' in outcome)) return listPage(reply, s, outcome.status, form, outcome);
+      return kit.redirect(reply, `/users/${outcome.ok.id}?done=added`);
+    }),
+  });
+
+  const userPage = async (reply: FastifyReply, s: Signed, status: number, user: User, problem?: Refusal, notice?: string) => {
+    const grants = await listGrants(ctx, { subject: userSubject(user.id) });
+    return kit.page(reply, s, status, `User ${user.username}`, 'users', userBody({ base, csrf: s.csrf, user, self: user.id === s.admin.id, grants: grants.length, errors: problem?.errors ?? {}, error: problem?.error, notice }), refused(problem));
+  };
+
+  kit.route(app, '/users/:id', {
+    GET: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      const done = (request.query as Record<string, unknown>).done;
+      return userPage(reply, s, 200, user, undefined, typeof done === 'string' ? DONE[done] : undefined);
+    }),
+  });
+
+  kit.route(app, '/users/:id/admin', {
+    POST: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      const value = s.form.get('admin');
+      if (value !== 'on' && value !== 'off') return kit.message(reply, s, 400, 'Bad request', 'The form was not understood.', 'users');
+      if (user.id === s.admin.id) return kit.message(reply, s, 400, 'Not here', 'You cannot change your own admin right in the console.', 'users');
+      if (!(await setUserAdmin(ctx, user.username, value === 'on'))) return missing(reply, s);
+      return kit.redirect(reply, `/users/${user.id}?done=admin-${value}`);
+    }),
+  });
+
+  kit.route(app, '/users/:id/password', {
+    POST: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      const outcome = await ConsoleKit.attempt(() => changePassword(ctx, user.username, s.form.values.get('password') ?? ''), 'password');
+      if (!('ok' in outcome)) return userPage(reply, s, outcome.status, user, outcome);
+      if (!outcome.ok) return missing(reply, s);
+      const self = user.id === s.admin.id;
+      // A new password ends every session of the user, this one too: the admin who changed their own gets a new one.
+      if (self) await startConsoleSession(ctx, request, reply, user);
+      return kit.redirect(reply, `/users/${user.id}?done=${self ? 'own-password' : 'password'}`);
+    }),
+  });
+
+  kit.route(app, '/users/:id/delete', {
+    GET: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      if (user.id === s.admin.id) return kit.message(reply, s, 400, 'Not here', 'You cannot remove yourself in the console.', 'users');
+      return kit.page(
+        reply,
+        s,
+        200,
+        'Remove the user',
+        'users',
+        confirmBody({
+          csrf: s.csrf,
+          title: `Remove the user ${user.username}?`,
+          text: 'The grants they gave and their tokens end on every instance within a second, their sign-in sessions close and their password stops working. Records they own stay, under their subject. This cannot be undone.',
+          details: html`<p class="muted small">Subject <code>user:${user.id}</code></p>`,
+          action: `${base}/users/${user.id}/delete`,
+          button: 'Remove the user',
+          cancel: `${base}/users/${user.id}`,
+        }),
+      );
+    }),
+    POST: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      if (user.id === s.admin.id) return kit.message(reply, s, 400, 'Not here', 'You cannot remove yourself in the console.', 'users');
+      if (!(await removeUser(ctx, user.username))) return missing(reply, s);
+      return kit.redirect(reply, `/users?removed=${encodeURIComponent(user.username)}`);
+    }),
+  });
+}
