@@ -16,6 +16,7 @@ test('start-up prints the base URL, the auth URL and where the data lives', () =
   const out = server.output();
   assert.match(out, /gatehouse listening on https:\/\/127\.0\.0\.1:\d+/);
   assert.match(out, new RegExp(`auth server\\s+${server.url.replace(/[.]/g, '\\.')}/oauth`));
+  assert.match(out, new RegExp(`admin\\s+${server.url.replace(/[.]/g, '\\.')}/admin `), 'the banner names the admin console');
   assert.match(out, new RegExp(`data dir\\s+${server.dataDir.replace(/[.]/g, '\\.')}`));
 });
 

@@ -75,6 +75,7 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
   const lines = [`gatehouse listening on ${c.publicUrl}`];
   if (c.servesResources) lines.push(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
   lines.push(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
+  if (c.servesAuth) lines.push(`  admin          ${c.publicUrl}/admin  (API: ${c.publicUrl}/admin/v1, the admin scope)`);
   lines.push(`  role           ${c.role}`);
   lines.push(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redact(c.storage.redis)}` : ''}`);
   lines.push(`  data dir       ${c.dataDir}`);
