@@ -12,7 +12,8 @@
 // BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build),
 // BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run),
 // BENCH_BULK (records bulk-loaded into a fresh gatehouse first, 50000; 0 skips; BENCH_ONLY=bulk runs only that),
-// BENCH_BULK_IN_FLIGHT (bulk requests in flight, 4).
+// BENCH_BULK_IN_FLIGHT (bulk requests in flight, 4), BENCH_SCALE=<n> (only the list queries at <n> zoos against 10,000:
+// bench/scale.ts).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +40,7 @@ import {
   type BulkLoad,
   type Gatehouse,
 } from './lib/gatehouse.js';
+import { scaleBench } from './scale.js';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, markdownTables, summarize, textTables, type Check, type TargetSummary } from './lib/report.js';
 
 const env = process.env;
@@ -62,6 +64,8 @@ const ONLY = env.BENCH_ONLY ? new Set(env.BENCH_ONLY.split(',').map((s) => s.tri
 const BULK = Math.round(num('BENCH_BULK', 50_000));
 const BULK_IN_FLIGHT = Math.max(1, Math.round(num('BENCH_BULK_IN_FLIGHT', 4)));
 /** BENCH_ONLY=bulk: the bulk load alone (no seeding, no peers, no rounds). */
+/** BENCH_SCALE=<n>: only issue 11's list queries at <n> zoos against 10,000 (bench/scale.ts). */
+const SCALE = Math.round(num('BENCH_SCALE', 0));
 const ONLY_BULK = ONLY !== null && [...ONLY].every((k) => k === 'bulk');
 const JSON_SERVER_PROTOCOL = env.BENCH_JSON_SERVER_PROTOCOL === 'http' ? 'http' : 'https';
 const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : null;
@@ -147,6 +151,11 @@ async function main(): Promise<void> {
   );
   log(`temp dir: ${work}`);
   log();
+  if (SCALE > 0) {
+    log(`scale: the list queries of issue 11 at ${fmtInt(SCALE)} zoos against 10,000 (BENCH_SCALE) ...`);
+    await scaleBench(work, SCALE, settings, ROUNDS, log, RESULTS_DIR);
+    return;
+  }
 
   // --- bulk load (issue 11): its own gatehouse on a fresh data dir -------------------------
   let bulk: BulkLoad | null = null;

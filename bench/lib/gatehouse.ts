@@ -278,8 +278,9 @@ export async function bulkLoad(
   inFlight: number,
   cpuSeconds: (pid: number) => number | null,
   progress: (done: number, total: number) => void,
+  makeDoc: (i: number) => Record<string, unknown> = (i) => ({ name: `Bulk ${i + 1}`, city: CITIES[i % CITIES.length], founded: 1800 + ((i * 37) % 220) }),
 ): Promise<BulkLoad> {
-  const docs = Array.from({ length: count }, (_, i) => ({ name: `Bulk ${i + 1}`, city: CITIES[i % CITIES.length], founded: 1800 + ((i * 37) % 220) }));
+  const docs = Array.from({ length: count }, (_, i) => makeDoc(i));
   const bodies: string[] = [];
   for (let i = 0; i < docs.length; i += perRequest) bodies.push(JSON.stringify(docs.slice(i, i + perRequest)));
   const before = await api(g, 'GET', '/v1/zoos?limit=1');

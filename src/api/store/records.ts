@@ -182,9 +182,14 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
   const where: RawBuilder<unknown>[] = [];
   if (slots.owner >= 0) where.push(sql`${sql.ref(`${model.table}.owner`)} = ${p(slots.owner)}`);
   if (slots.parent >= 0) where.push(sql`${sql.ref(`${model.table}.parent_id`)} = ${p(slots.parent)}`);
+  // SQLite: with an equality filter, its index (led by owner) is the one to seek; a range on
+  // another field must not win the planner's choice (it would scan the range and sort) — a unary
+  // + keeps that column's index out of the choice, whatever the statistics say.
+  const seekable = q.parentId !== null || q.conditions.some((c) => c.op === 'eq' || c.op === 'in');
+  const RANGES = new Set(['ne', 'gt', 'gte', 'lt', 'lte', 'prefix']);
   q.conditions.forEach((c, i) => {
     const v = slots.conditions[i];
-    const column = col(c.field);
+    const column = store.engine === 'sqlite' && seekable && RANGES.has(c.op) ? sql`+${col(c.field)}` : col(c.field);
     switch (c.op) {
       case 'eq': return void where.push(sql`${column} = ${p(v[0])}`);
       case 'ne': return void where.push(sql`${column} <> ${p(v[0])}`);
