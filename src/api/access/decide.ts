@@ -5,11 +5,10 @@ import { scopeForMethod, scopeName } from '../../contract/scope-name.js';
 // Rule 3 of SPEC.md in one place: what a token may do on a collection.
 // <collection>:read allows GET and HEAD; <collection>:write allows POST, PUT, PATCH and DELETE.
 
-export const scopeFor = scopeForMethod;
 
 /** The methods among `offered` that the caller's scope allows on the collection. */
 export function permittedMethods(caller: Caller, collection: string, offered: readonly string[]): string[] {
-  return offered.filter((m) => caller.scopes.has(scopeFor(collection, m)));
+  return offered.filter((m) => caller.scopes.has(scopeForMethod(collection, m)));
 }
 
 /**
@@ -21,7 +20,7 @@ export function decideAccess(caller: Caller, collection: string, method: string,
   const permitted = permittedMethods(caller, collection, offered);
   if (!offered.includes(method) || !permitted.includes(method))
     throw methodNotAllowed(permitted, offered.includes(method) ? `This token does not allow ${method} on ${collection}` : `${method} is not supported on this URL`, {
-      method: offered.includes(method) ? `requires scope ${scopeFor(collection, method)}` : `allowed: ${offered.join(', ')}`,
+      method: offered.includes(method) ? `requires scope ${scopeForMethod(collection, method)}` : `allowed: ${offered.join(', ')}`,
     });
 }
 

@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type { CollectionModel } from '../../contract/collections.js';
 import { compiledOnce, count, sqlOf, statementCache, type On } from '../../platform/store/sql.js';
 import type { Store } from '../../platform/store/dialect.js';
@@ -135,7 +135,7 @@ function planOf(compiled: CompiledQuery): Plan | null {
 }
 
 async function runPlan<R>(db: Kysely<any>, plan: Plan, values: unknown[]): Promise<R[]> {
-  return (await db.executeQuery<R>({ sql: plan.sql, parameters: plan.slots.map((i) => values[i]), query: undefined as never, queryId: undefined as never })).rows;
+  return (await db.executeQuery<R>(CompiledQuery.raw(plan.sql, plan.slots.map((i) => values[i])))).rows;
 }
 
 const MAX_LIST_PLANS = 500;
