@@ -124,6 +124,21 @@ describe('bad configs stop start-up with one message naming file, field and prob
     assertOneClearMessage(o, 'collections.animals.sort[0]', /"weight" is not a property/);
   });
 
+  test('a compound index on a field that is neither a filter nor a sort field', async () => {
+    const o = await serveWith(yamlOf({}, (c) => (c.collections.zoos.indexes = [['city', 'colour']])));
+    assertOneClearMessage(o, 'collections.zoos.indexes[0][1]', /"colour" cannot be indexed: list it in filters or sort/);
+  });
+
+  test('a compound index of one field', async () => {
+    const o = await serveWith(yamlOf({}, (c) => (c.collections.zoos.indexes = [['city']])));
+    assertOneClearMessage(o, 'collections.zoos.indexes[0]', /2/);
+  });
+
+  test('a compound index naming a field twice', async () => {
+    const o = await serveWith(yamlOf({}, (c) => (c.collections.zoos.indexes = [['city', 'city']])));
+    assertOneClearMessage(o, 'collections.zoos.indexes[0][1]', /named twice/);
+  });
+
   test('a parent pointing to a missing collection', async () => {
     const o = await serveWith(yamlOf({ collections: { animals: { parent: { collection: 'zoo' } } } }));
     assertOneClearMessage(o, 'collections.animals.parent.collection', /no collection named "zoo"/);

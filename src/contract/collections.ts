@@ -38,6 +38,8 @@ export interface CollectionModel {
   columns: FieldColumn[];
   /** String fields searched by `q=` (full-text), in the config's order; empty: no search. */
   search: string[];
+  /** Compound indexes from the config: each an ordered list of filter/sort fields. */
+  indexes: string[][];
   attachments: { maxBytes: number; types: string[] } | null;
   validate: ValidateFunction;
 }
@@ -86,6 +88,7 @@ export function buildCollections(collections: Record<string, CollectionConfig>):
       sort: [...new Set([...SYSTEM_SORT_FIELDS, ...c.sort])],
       columns: columnFields.map((field) => fieldColumn(field, properties[field])),
       search: [...new Set(c.search)],
+      indexes: c.indexes.map((fields) => [...fields]),
       attachments: c.attachments ? { maxBytes: c.attachments.maxBytes, types: c.attachments.types } : null,
       validate: ajv.compile(schema),
     });

@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../../platform/store/dialect.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import type { CollectionModel, CollectionRegistry } from '../../contract/collections.js';
 import { SYSTEM_SORT_FIELDS } from '../../platform/config/record-fields.js';
 import { readSetting, writeSetting } from '../../platform/store/settings.js';
+import { columnOfField } from './records.js';
 
 // Each collection has its own table r_<name>; this brings the tables in line with the config:
 // creates what is missing, adds and backfills columns for new filter/sort fields, adds indexes.
@@ -32,6 +34,12 @@ export function indexesOf(model: CollectionModel): { name: string; columns: stri
   if (model.parent) add('parent', ['parent_id', 'id']);
   for (const c of model.columns) add(c.column, [...lead, c.column, 'id']);
   for (const s of SYSTEM_SORT_FIELDS) if (s !== 'id' && model.sort.includes(s)) add(s, [...lead, s, 'id']);
+  for (const fields of model.indexes) {
+    const columns = fields.map((f) => columnOfField(model, f));
+    // PostgreSQL cuts names at 63 bytes: a long compound name is shortened to a digest of it.
+    const suffix = columns.join('_');
+    add(model.table.length + 1 + suffix.length <= 63 ? suffix : `ix_${createHash('sha256').update(suffix).digest('hex').slice(0, 16)}`, [...lead, ...columns, 'id']);
+  }
   return out;
 }
 

@@ -228,6 +228,14 @@ function checkCollections(collections: Record<string, CollectionConfig>, file: s
       }
       if (type !== 'string') throw new ConfigError(file, `${at}.search[${i}]`, `"${f}" cannot be searched: only string properties can`);
     });
+    const indexable = new Set([...c.filters, ...c.sort, ...(parentField ? [parentField] : [])]);
+    c.indexes.forEach((fields, i) => {
+      fields.forEach((f, j) => {
+        if (!indexable.has(f) || f === 'id')
+          throw new ConfigError(file, `${at}.indexes[${i}][${j}]`, `"${f}" cannot be indexed: list it in filters or sort first (id ends every index)`);
+        if (fields.indexOf(f) !== j) throw new ConfigError(file, `${at}.indexes[${i}][${j}]`, `"${f}" is named twice in this index`);
+      });
+    });
     try {
       new Ajv({ strict: false }).compile(c.schema);
     } catch (e) {

@@ -101,6 +101,8 @@ const Collection = Type.Object(
     sort: Type.Array(Type.String(), { default: [] }),
     /** String fields searched by `q=` (full-text). */
     search: Type.Array(Type.String(), { default: [] }),
+    /** Compound indexes: each an ordered list of two or more filter/sort fields (a query filtering on them all is served by one index). */
+    indexes: Type.Array(Type.Array(Type.String(), { minItems: 2, maxItems: 8 }), { default: [] }),
     attachments: Type.Optional(
       Type.Object(
         {
