@@ -9,6 +9,8 @@ import { fetch } from 'undici';
 import { bulkLoad, startGatehouse, type Gatehouse } from './lib/gatehouse.js';
 import { cpuSeconds, measure, type LoadSettings, type Sample } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, median } from './lib/report.js';
+import { listPlans, type QueryPlan } from './lib/plans.js';
+import pg from 'pg';
 
 const CITIES = 1000;
 const zoo = (i: number) => ({ name: `Zoo ${i + 1} w${(i * 7919) % 1000}`, city: `City ${i % CITIES}`, founded: 1800 + ((i * 37) % 226) });
@@ -31,13 +33,30 @@ async function deepCursor(g: Gatehouse, depth: number): Promise<string> {
   return target;
 }
 
+/** BENCH_SCALE_ENGINE=postgres: a fresh database per server on BENCH_PG_URL's server. */
+async function freshPgDatabase(name: string): Promise<string> {
+  const admin = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const client = new pg.Client({ connectionString: admin.href });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${name} with (force)`);
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  admin.pathname = `/${name}`;
+  return admin.href;
+}
+
 export async function scaleBench(work: string, large: number, settings: LoadSettings, rounds: number, log: (line?: string) => void, resultsDir: string): Promise<void> {
   const small = 10_000;
+  const engine = process.env.BENCH_SCALE_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+  log(`  engine: ${engine === 'postgres' ? 'PostgreSQL (BENCH_SCALE_ENGINE=postgres)' : 'SQLite'}`);
   const servers: Record<string, Gatehouse> = {};
   for (const [name, count] of [['small', small], ['large', large]] as const) {
     const dir = path.join(work, name);
     mkdirSync(dir, { recursive: true });
-    const g = await startGatehouse(dir, log);
+    const g = await startGatehouse(dir, log, [], engine === 'postgres' ? await freshPgDatabase(`gatehouse_scale_${name}`) : undefined);
     const started = Date.now();
     let shown = -1;
     await bulkLoad(g, count, 1000, 4, cpuSeconds, (done, total) => {
@@ -59,6 +78,15 @@ export async function scaleBench(work: string, large: number, settings: LoadSett
     { key: 'large-deep', label: `${fmtInt(large)} zoos: the page 500 pages deep (after=)`, g: servers.large, paths: [deep] },
     { key: 'large-search', label: `${fmtInt(large)} zoos: q=<word>&limit=20`, g: servers.large, paths: words },
   ];
+  // What each query shape runs, and how the engine plans it at the large size (no full scan).
+  const plans: QueryPlan[] = await listPlans(servers.large.configFile, servers.large.databaseUrl, 'client:bench', [
+    { label: 'city=X&founded[gte]=1900&limit=20', target: cities[0] },
+    { label: 'first page', target: '/v1/zoos?limit=20&count=none' },
+    { label: '500 pages deep', target: deep },
+    { label: 'q=<word>&limit=20', target: words[0] },
+  ]);
+  log(`\nquery plans at ${fmtInt(large)} zoos (${engine}):`);
+  for (const p of plans) log(`  ${p.label}\n    ${p.sql}\n      ${p.plan.join('\n      ')}`);
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.key, []]));
   for (let round = 1; round <= rounds; round++)
     for (const t of targets) {
@@ -75,9 +103,9 @@ export async function scaleBench(work: string, large: number, settings: LoadSett
   ];
   log('\nmedians over the rounds:');
   for (const t of targets) log(`  ${t.label.padEnd(60)} p99 ${fmtMs(p99(t.key)).padStart(6)} ms  ${fmtInt(median(samples.get(t.key)!.map((s) => s.rps))).padStart(7)} req/s`);
-  log('\nchecks (issue 11):');
+  log(`\nchecks (issue 11, ${engine}):`);
   for (const c of checks) log(`  ${c.what.padEnd(52)} ${c.value.padStart(9)}  target ${c.target.padEnd(8)} ${c.met ? 'met' : 'MISSED'}`);
   log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, 'scale.json'), JSON.stringify({ date: new Date().toISOString(), large, small, settings, rounds, checks, samples: Object.fromEntries(samples) }, null, 2) + '\n');
+  writeFileSync(path.join(resultsDir, `scale-${engine}.json`), JSON.stringify({ date: new Date().toISOString(), engine, large, small, settings, rounds, checks, plans, samples: Object.fromEntries(samples) }, null, 2) + '\n');
 }

@@ -31,6 +31,8 @@ export interface Gatehouse {
   tokenSource: 'token-endpoint' | 'database';
   /** Whether POST /oauth/token works for the bench client (the token endpoint can be measured). */
   tokenEndpoint: boolean;
+  /** The database it serves: `sqlite:<data dir>/gatehouse.db`, or the PostgreSQL URL it was started with. */
+  databaseUrl: string;
 }
 
 /** The demo deployment's config, on any free port, with a quota high enough not to turn a benchmark into 429s. */
@@ -45,10 +47,10 @@ export function benchConfig(): Record<string, any> {
   };
 }
 
-function cli(args: string[], configFile: string, dataDir: string) {
+function cli(args: string[], configFile: string, dataDir: string, databaseUrl?: string) {
   return spawnSync(process.execPath, [CLI, ...args, '--config', configFile, '--data-dir', dataDir], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -106,12 +108,12 @@ function mintTokenInDatabase(dataDir: string): string {
   }
 }
 
-function spawnGatehouse(configFile: string, dataDir: string, workDir: string, nodeArgs: string[], name = 'gatehouse', cli = CLI): Promise<ServerProcess> {
+function spawnGatehouse(configFile: string, dataDir: string, workDir: string, nodeArgs: string[], name = 'gatehouse', cli = CLI, databaseUrl?: string): Promise<ServerProcess> {
   return spawnServer({
     name,
     args: [...nodeArgs, cli, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0'],
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined },
+    env: { ...process.env, NODE_ENV: 'production', PORT: undefined, HOST: undefined, DATABASE_URL: databaseUrl, REDIS_URL: undefined },
     logDir: workDir,
     ready: /gatehouse listening on (https:\/\/\S+)/,
   });
@@ -123,26 +125,29 @@ function spawnGatehouse(configFile: string, dataDir: string, workDir: string, no
  */
 export function startBaseline(g: Gatehouse, workDir: string, cli: string): Promise<ServerProcess> {
   if (!existsSync(cli)) throw new Error(`BENCH_BASELINE_CLI ${cli} is missing`);
-  return spawnGatehouse(g.configFile, g.dataDir, workDir, [], 'gatehouse-baseline', path.resolve(cli));
+  return spawnGatehouse(g.configFile, g.dataDir, workDir, [], 'gatehouse-baseline', path.resolve(cli), pgUrlOf(g));
 }
+
+const pgUrlOf = (g: Gatehouse) => (g.databaseUrl.startsWith('postgres') ? g.databaseUrl : undefined);
 
 /** Stops the server and starts it again on the same data dir (e.g. under --cpu-prof once seeding is done). */
 export async function restartGatehouse(g: Gatehouse, workDir: string, nodeArgs: string[]): Promise<void> {
   await g.server.stop();
-  g.server = await spawnGatehouse(g.configFile, g.dataDir, workDir, nodeArgs, 'gatehouse-profiled');
+  g.server = await spawnGatehouse(g.configFile, g.dataDir, workDir, nodeArgs, 'gatehouse-profiled', CLI, pgUrlOf(g));
 }
 
-export async function startGatehouse(workDir: string, log: (line: string) => void, nodeArgs: string[] = []): Promise<Gatehouse> {
+/** `databaseUrl`: serve a PostgreSQL database instead of the data dir's SQLite file. */
+export async function startGatehouse(workDir: string, log: (line: string) => void, nodeArgs: string[] = [], databaseUrl?: string): Promise<Gatehouse> {
   if (!existsSync(CLI)) throw new Error(`${path.relative(process.cwd(), CLI)} is missing: run \`npm run build\` first`);
   const dataDir = path.join(workDir, 'gatehouse-data');
   const configFile = path.join(workDir, 'gatehouse.json');
   writeFileSync(configFile, JSON.stringify(benchConfig(), null, 2));
 
-  const added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir);
+  const added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir, databaseUrl);
   const clientAdded = added.status === 0;
   if (!clientAdded) log(`  \`gatehouse client add\` failed (${(added.stderr || added.stdout).trim().split('\n')[0]})`);
 
-  const server = await spawnGatehouse(configFile, dataDir, workDir, nodeArgs);
+  const server = await spawnGatehouse(configFile, dataDir, workDir, nodeArgs, 'gatehouse', CLI, databaseUrl);
   const certFile = path.join(dataDir, 'tls', 'cert.pem');
   const keyFile = path.join(dataDir, 'tls', 'key.pem');
   const agent = new Agent({ connect: { ca: readFileSync(certFile, 'utf8') }, connections: 16 });
@@ -157,7 +162,11 @@ export async function startGatehouse(workDir: string, log: (line: string) => voi
     token = mintTokenInDatabase(dataDir);
     tokenSource = 'database';
   }
-  return { server, dataDir, configFile, certFile, keyFile, agent, token, tokenSource, tokenEndpoint: tokenSource === 'token-endpoint' };
+  return {
+    server, dataDir, configFile, certFile, keyFile, agent, token, tokenSource,
+    tokenEndpoint: tokenSource === 'token-endpoint',
+    databaseUrl: databaseUrl ?? `sqlite:${path.join(dataDir, 'gatehouse.db')}`,
+  };
 }
 
 export const CITIES = [

@@ -187,37 +187,47 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
   // + keeps that column's index out of the choice, whatever the statistics say.
   const seekable = q.parentId !== null || q.conditions.some((c) => c.op === 'eq' || c.op === 'in');
   const RANGES = new Set(['ne', 'gt', 'gte', 'lt', 'lte', 'prefix']);
-  q.conditions.forEach((c, i) => {
-    const v = slots.conditions[i];
-    const column = store.engine === 'sqlite' && seekable && RANGES.has(c.op) ? sql`+${col(c.field)}` : col(c.field);
+  // The count may seek a compound index (the config's `indexes`) that holds the range field after
+  // the equality fields: there the range narrows the index walk instead of testing each entry.
+  const equalities = new Set(q.conditions.filter((c) => c.op === 'eq').map((c) => c.field));
+  const compound = (field: string) =>
+    model.indexes.some((fields) => {
+      const at = fields.indexOf(field);
+      return at > 0 && fields.slice(0, at).every((f) => equalities.has(f));
+    });
+  const condition = (c: Condition, v: number[], column: RawBuilder<unknown>): RawBuilder<unknown> => {
     switch (c.op) {
-      case 'eq': return void where.push(sql`${column} = ${p(v[0])}`);
-      case 'ne': return void where.push(sql`${column} <> ${p(v[0])}`);
-      case 'gt': return void where.push(sql`${column} > ${p(v[0])}`);
-      case 'gte': return void where.push(sql`${column} >= ${p(v[0])}`);
-      case 'lt': return void where.push(sql`${column} < ${p(v[0])}`);
-      case 'lte': return void where.push(sql`${column} <= ${p(v[0])}`);
-      case 'in': return void where.push(sql`${column} in (${sql.join(v.map(p))})`);
-      case 'null': return void where.push(c.values[0] ? sql`${column} is null` : sql`${column} is not null`);
+      case 'eq': return sql`${column} = ${p(v[0])}`;
+      case 'ne': return sql`${column} <> ${p(v[0])}`;
+      case 'gt': return sql`${column} > ${p(v[0])}`;
+      case 'gte': return sql`${column} >= ${p(v[0])}`;
+      case 'lt': return sql`${column} < ${p(v[0])}`;
+      case 'lte': return sql`${column} <= ${p(v[0])}`;
+      case 'in': return sql`${column} in (${sql.join(v.map(p))})`;
+      case 'null': return c.values[0] ? sql`${column} is null` : sql`${column} is not null`;
       // Served by the field's index: the binary-order range of strings that start with the prefix.
-      case 'prefix': return void where.push(v.length === 2 ? sql`${column} >= ${p(v[0])} and ${column} < ${p(v[1])}` : sql`${column} >= ${p(v[0])}`);
+      case 'prefix': return v.length === 2 ? sql`${column} >= ${p(v[0])} and ${column} < ${p(v[1])}` : sql`${column} >= ${p(v[0])}`;
       // Case-insensitive for ASCII letters on both engines (SQLite's lower() folds only those).
       case 'contains':
-        return void where.push(
-          store.engine === 'sqlite'
-            ? sql`lower(${column}) like ${p(v[0])} escape '\\'`
-            : sql`translate(${column}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ${p(v[0])} escape '\\'`,
-        );
+        return store.engine === 'sqlite'
+          ? sql`lower(${column}) like ${p(v[0])} escape '\\'`
+          : sql`translate(${column}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') like ${p(v[0])} escape '\\'`;
     }
+  };
+  const countWhere = [...where];
+  q.conditions.forEach((c, i) => {
+    const hinted = store.engine === 'sqlite' && seekable && RANGES.has(c.op);
+    where.push(condition(c, slots.conditions[i], hinted ? sql`+${col(c.field)}` : col(c.field)));
+    countWhere.push(condition(c, slots.conditions[i], hinted && !compound(c.field) ? sql`+${col(c.field)}` : col(c.field)));
   });
   if (slots.search >= 0) {
-    where.push(
+    const match =
       store.engine === 'sqlite'
         ? sql`${sql.ref(`${model.table}_fts`)} match ${p(slots.search)}`
-        : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`,
-    );
+        : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`;
+    where.push(match);
+    countWhere.push(match);
   }
-  const filtered = [...where];
   if (slots.after) where.push(keysetAfter(sort, slots.after, p, col, nullable));
 
   const whereSql = (parts: RawBuilder<unknown>[]) => (parts.length ? sql`where ${sql.join(parts, sql` and `)}` : sql``);
@@ -234,7 +244,7 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
   for (const k of sort)
     order.push(nullable(k.field) ? sql`${col(k.field)} ${sql.raw(k.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}` : sql`${col(k.field)} ${sql.raw(k.order)}`);
   const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${p(slots.limit)} offset ${p(slots.offset)}`;
-  const total = sql`select count(*) as n from ${from} ${whereSql(filtered)}`;
+  const total = sql`select count(*) as n from ${from} ${whereSql(countWhere)}`;
   return { page: page.compile(db), count: total.compile(db) };
 }
 
