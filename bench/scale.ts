@@ -67,6 +67,16 @@ export async function scaleBench(work: string, large: number, settings: LoadSett
     log(`  ${name}: ${fmtInt(count)} zoos in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     servers[name] = g;
   }
+  if (engine === 'postgres') {
+    // As a DBA would after a bulk load (autovacuum gets there within minutes): fresh planner
+    // statistics, or PostgreSQL plans the first minutes with the empty table's.
+    for (const g of Object.values(servers)) {
+      const client = new pg.Client({ connectionString: g.databaseUrl });
+      await client.connect();
+      await client.query('vacuum analyze r_zoos').finally(() => client.end());
+    }
+    log('  PostgreSQL: vacuum analyze r_zoos after the load');
+  }
   const cities = Array.from({ length: 50 }, (_, k) => `/v1/zoos?city=City%20${(k * 19) % CITIES}&founded%5Bgte%5D=1900&limit=20`);
   const words = Array.from({ length: 50 }, (_, k) => `/v1/zoos?q=w${(k * 13) % 1000}&limit=20`);
   const deep = await deepCursor(servers.large, 500);
@@ -98,13 +108,16 @@ export async function scaleBench(work: string, large: number, settings: LoadSett
   const checks = [
     { what: `filtered list p99 at ${fmtInt(large)} zoos`, value: `${fmtMs(p99('large-filter'))} ms`, target: '< 15 ms', met: p99('large-filter') < 15 },
     { what: `the same list, p99 at ${fmtInt(large)} / at ${fmtInt(small)}`, value: fmtRatio(p99('large-filter') / p99('small-filter')), target: '≤ 1.5×', met: p99('large-filter') / p99('small-filter') <= 1.5 },
+    // Not a target: at 10,000 zoos a city has 10 zoos, so that page holds ~5 rows and needs no
+    // count; at 1,000,000 it holds 20 and a count. The first page at the same size holds 20 too.
+    { what: `filtered list p99 / first page p99, both at ${fmtInt(large)} (20 rows each)`, value: fmtRatio(p99('large-filter') / p99('large-first')), target: '(info)', met: true },
     { what: 'cursor page 500 deep, p99 / first page p99', value: fmtRatio(p99('large-deep') / p99('large-first')), target: '≤ 1.5×', met: p99('large-deep') / p99('large-first') <= 1.5 },
     { what: `q=<word> p99 at ${fmtInt(large)} zoos`, value: `${fmtMs(p99('large-search'))} ms`, target: '< 25 ms', met: p99('large-search') < 25 },
   ];
   log('\nmedians over the rounds:');
   for (const t of targets) log(`  ${t.label.padEnd(60)} p99 ${fmtMs(p99(t.key)).padStart(6)} ms  ${fmtInt(median(samples.get(t.key)!.map((s) => s.rps))).padStart(7)} req/s`);
   log(`\nchecks (issue 11, ${engine}):`);
-  for (const c of checks) log(`  ${c.what.padEnd(52)} ${c.value.padStart(9)}  target ${c.target.padEnd(8)} ${c.met ? 'met' : 'MISSED'}`);
+  for (const c of checks) log(`  ${c.what.padEnd(52)} ${c.value.padStart(9)}  target ${c.target.padEnd(8)} ${c.target === '(info)' ? '' : c.met ? 'met' : 'MISSED'}`);
   log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(path.join(resultsDir, `scale-${engine}.json`), JSON.stringify({ date: new Date().toISOString(), engine, large, small, settings, rounds, checks, plans, samples: Object.fromEntries(samples) }, null, 2) + '\n');
