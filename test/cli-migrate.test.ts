@@ -3,13 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { runCli, startServer, tempDir, testConfig, writeConfig } from './helpers/server.js';
 import { apiClient } from './helpers/tokens.js';
 
 test('a filter added to the config later is migrated and backfilled; the data stays', async () => {
   const dir = tempDir();
   try {
-    const before = testConfig({ collections: { zoos: { filters: ['name'], sort: ['name'], search: [] } } });
+    const before = testConfig({ collections: { zoos: { filters: ['name'], sort: ['name'], search: [], indexes: [] } } });
     const first = await startServer({ dataDir: dir, rawConfig: before });
     const client = await apiClient(first, 'migrator', 'zoos:read zoos:write');
     for (const [name, city] of [['A', 'Lyon'], ['B', 'Nice'], ['C', 'Lyon']])
@@ -18,7 +20,7 @@ test('a filter added to the config later is migrated and backfilled; the data st
     assert.equal(refused.status, 400, 'city is not a filter yet');
     assert.equal(await first.stop(), 0);
 
-    const after = testConfig({ collections: { zoos: { filters: ['name', 'city'], sort: ['name'], search: ['city'] } } });
+    const after = testConfig({ collections: { zoos: { filters: ['name', 'city'], sort: ['name'], search: ['city'], indexes: [['city', 'name']] } } });
     const configFile = writeConfig(dir, after);
     const migrated = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
     assert.equal(migrated.status, 0, migrated.stderr);
@@ -26,6 +28,10 @@ test('a filter added to the config later is migrated and backfilled; the data st
     assert.deepEqual(report.columns_added, ['zoos.city']);
     assert.deepEqual(report.search_indexed, ['zoos'], 'the search index is built from the stored records');
     assert.deepEqual(report.migrations_applied, []);
+    const db = new BetterSqlite3(path.join(dir, 'gatehouse.db'), { readonly: true });
+    const indexes = (db.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'r_zoos'").all() as { name: string }[]).map((r) => r.name);
+    db.close();
+    assert.ok(indexes.includes('r_zoos_x_city_x_name'), `the compound index of indexes: [[city, name]] is made: ${indexes.join(', ')}`);
 
     const again = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
     assert.deepEqual(JSON.parse(again.stdout).columns_added, [], 'migrate is idempotent');
