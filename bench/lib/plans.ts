@@ -34,7 +34,7 @@ export async function listPlans(configFile: string, databaseUrl: string, subject
   try {
     const ctx = { config, store: { ...store, db: logged }, redis: null, collections, keys: new KeyRing(store) } as unknown as AppContext;
     const records = new Records(ctx, new Links(() => 'https://127.0.0.1', config.api.version, collections));
-    const caller: Caller = { subject, clientId: subject, scopes: new Set(), tokenHash: '', grantId: '', tokenType: 'bearer', expiresAt: Number.MAX_SAFE_INTEGER };
+    const caller: Caller = { subject, clientId: subject, scopes: new Set(), tokenHash: '', grantId: '', tokenType: 'bearer', expiresAt: Number.MAX_SAFE_INTEGER, origins: [] };
     const out: QueryPlan[] = [];
     for (const { label, target } of requests) {
       const url = new URL(target, 'https://x');

@@ -90,7 +90,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         GET: async () => (await listClients(ctx)).map(describeClient),
         POST: async (request, reply) => {
           const b = body(request);
-          fields(b, { client_id: 'string', name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', public: 'boolean', client_secret: 'string' });
+          fields(b, { client_id: 'string', name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', public: 'boolean', client_secret: 'string', origins: 'string[]' });
           if (typeof b.client_id !== 'string') throw badRequest('Invalid request body', { client_id: 'is required' });
           const { client, secret } = await model(() =>
             registerClient(ctx, {
@@ -102,6 +102,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
               grantTypes: (b.grant_types as string[] | undefined) ?? [],
               scope: (b.scope as string | null | undefined) ?? null,
               tokenType: b.token_type as string | undefined,
+              origins: (b.origins as string[] | undefined) ?? [],
             }),
           );
           return created(reply, `/clients/${encodeURIComponent(client.id)}`, { ...describeClient(client), ...(secret === null ? {} : { client_secret: secret }) });
@@ -122,13 +123,14 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         GET: async (request) => describeClient(await clientOr404(request)),
         PATCH: async (request) => {
           const b = body(request);
-          fields(b, { name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string' });
+          fields(b, { name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', origins: 'string[]' });
           const changes: ClientChanges = {
             name: b.name as string | undefined,
             redirectUris: b.redirect_uris as string[] | undefined,
             grantTypes: b.grant_types as string[] | undefined,
             scope: b.scope as string | null | undefined,
             tokenType: b.token_type as string | undefined,
+            origins: b.origins as string[] | undefined,
           };
           const updated = await model(() => updateClient(ctx, (request.params as { id: string }).id, changes));
           if (!updated) throw notFound('No such client', { client_id: 'does not exist' });

@@ -28,6 +28,7 @@ const Client: Obj = {
     grant_types: { type: 'array', items: { type: 'string', enum: ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'] } },
     scope: { type: ['string', 'null'], description: 'Space-separated; null: every collection scope' },
     token_type: { type: 'string', enum: ['bearer', 'mac'] },
+    origins: { type: 'array', items: { type: 'string' }, description: 'Browser origins allowed to call with its tokens (CORS): its redirect URIs\' origins and the ones registered' },
     created_at: { type: 'string', format: 'date-time' },
     client_secret: { type: 'string', description: 'Only in the answer to a create or a secret rotation' },
   },
@@ -44,6 +45,7 @@ const NewClient: Obj = {
     grant_types: { type: 'array', items: { type: 'string' } },
     scope: { type: ['string', 'null'] },
     token_type: { type: 'string', enum: ['bearer', 'mac'] },
+    origins: { type: 'array', items: { type: 'string' }, description: 'Browser origins beyond the redirect URIs\' (scheme://host[:port])' },
   },
 };
 const User: Obj = {

@@ -195,6 +195,7 @@ export class Jobs {
           tokenHash: '',
           grantId: '',
           tokenType: 'bearer',
+          origins: [],
           expiresAt: Number.MAX_SAFE_INTEGER,
         };
         const created = await this.records.insertMany(tx, model, caller, valid);

@@ -67,6 +67,7 @@ describe('Records on SQLite', () => {
     tokenHash: '',
     grantId: '',
     tokenType: 'bearer',
+    origins: [],
     expiresAt: Number.MAX_SAFE_INTEGER,
   });
   const alice = who('user:alice');

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
+import { allowCallerOrigin } from './access/cors.js';
 import { Authenticator } from './access/authenticate.js';
 import { decideAccess } from './access/decide.js';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/http/errors.js';
@@ -63,6 +64,11 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
       const who = await authenticator.identify(request);
       if (who instanceof ApiError) request.authFailure = who;
       else request.caller = who;
+    });
+    // CORS for an actual request: the token's client's origins (preflights never get this far).
+    api.addHook('onRequest', (request, reply, done) => {
+      if (request.headers.origin !== undefined) allowCallerOrigin(request, reply);
+      done();
     });
     // 2. Quota per access token, per IP before authentication.
     if (config.api.rateLimit) {

@@ -1,12 +1,13 @@
 import type { AccessTokenSource } from '../contract/active-token.js';
 import type { Store } from '../platform/store/dialect.js';
-import { clientExists } from './store/clients.js';
+import { clientOrigins, originRegistered } from './store/clients.js';
 import { findAccessTokenWithGrant } from './store/grants.js';
 
 /** The authorization server's side of the active-token check (contract/active-token.ts), over its own tables. */
 export function accessTokenSource(store: Store): AccessTokenSource {
   return {
     find: (selector) => findAccessTokenWithGrant(store, selector),
-    clientRegistered: (clientId) => clientExists(store, clientId),
+    clientOrigins: (clientId) => clientOrigins(store, clientId),
+    originRegistered: (origin) => originRegistered(store, origin),
   };
 }

@@ -11,6 +11,7 @@ interface ClientOptions extends CommonOptions {
   scope?: string;
   tokenType: string;
   name?: string;
+  origin: string[];
 }
 
 const CLIENT_COLUMNS: Column[] = ['client_id', 'name', 'type', 'grant_types', { key: 'scope', show: (v) => (v === null ? '(every scope)' : cell(v)) }, 'token_type', 'created_at'];
@@ -25,6 +26,7 @@ const FLAGS: Record<string, string> = {
   scope: '--scope',
   token_type: '--token-type',
   name: '--name',
+  origins: '--origin',
 };
 
 export function clientCommand(program: Command): void {
@@ -39,6 +41,7 @@ export function clientCommand(program: Command): void {
     .option('--scope <scope>', 'the scopes it may request, space-separated (default: every scope)')
     .option('--token-type <type>', 'bearer | mac', 'bearer')
     .option('--name <name>', 'display name shown on the consent page (default: the client id)')
+    .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
     .action(async (id: string, opts: ClientOptions) => {
       await withContext(opts, async (ctx) => {
         const { client: created, secret } = await modelErrors(FLAGS, () =>
@@ -51,6 +54,7 @@ export function clientCommand(program: Command): void {
             grantTypes: opts.grant,
             scope: opts.scope ?? null,
             tokenType: opts.tokenType,
+            origins: opts.origin,
           }),
         );
         const out = describeClient(created);

@@ -14,6 +14,11 @@ export interface StoredAccessToken extends AccessTokensTable {
 export interface AccessTokenSource {
   /** The stored token with this selector, whatever its state, or null. */
   find(selector: string): Promise<StoredAccessToken | null>;
-  /** Whether the client is registered now (a removed client's tokens die with it). */
-  clientRegistered(clientId: string): Promise<boolean>;
+  /**
+   * The client's browser origins (CORS), or null when it is not registered now (a removed
+   * client's tokens die with it).
+   */
+  clientOrigins(clientId: string): Promise<readonly string[] | null>;
+  /** Whether some registered client lists this origin (CORS preflights, the token endpoint). */
+  originRegistered(origin: string): Promise<boolean>;
 }

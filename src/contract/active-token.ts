@@ -37,8 +37,11 @@ export class TokenVerifier {
     if (hit !== undefined) return hit && hit.expiresAt > now ? hit : null;
     const source = this.ctx.accessTokens;
     let found = activeFrom(matchingToken(await source.find(key.id), key), now);
-    // Even one issued by an instance that still had a removed client cached.
-    if (found && !(await source.clientRegistered(found.clientId))) found = null;
+    if (found) {
+      // Even one issued by an instance that still had a removed client cached.
+      const origins = await source.clientOrigins(found.clientId);
+      found = origins === null ? null : { ...found, origins };
+    }
     this.cache.set(key.hash, found, now);
     return found;
   }
@@ -67,6 +70,7 @@ export function activeFrom(row: StoredAccessToken | null, now = Date.now()): Ver
     grantId: row.grant_id,
     tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
     expiresAt,
+    origins: [],
     keyId: row.key_id,
     issuedAt: Number(row.created_at),
   };

@@ -10,4 +10,6 @@ export interface Caller {
   tokenType: 'bearer' | 'mac';
   /** Epoch ms after which the token is no longer valid (access token expiry or grant validity). */
   expiresAt: number;
+  /** The browser origins of the token's client: a request from one of them may read the answer (CORS). */
+  origins: readonly string[];
 }

@@ -9,6 +9,8 @@ import { answerWhatNodeWould, clientErrorHandler, frameworkErrorHandler, registe
 import { registerJsonParser } from '../platform/http/body-parsers.js';
 import { applyMethodOverride } from '../platform/http/method-override.js';
 import { registerHttpPolicy } from '../platform/http/headers.js';
+import { registerCors } from '../platform/http/cors.js';
+import { registeredOriginCheck } from '../contract/client-origins.js';
 import { registerAvailability } from './availability.js';
 import { registerHealth } from './health.js';
 import { gone, notFound } from '../platform/http/errors.js';
@@ -64,6 +66,15 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
   registerJsonParser(app);
   registerHttpPolicy(app, config);
   const availability = await registerAvailability(app, ctx);
+  await registerCors(
+    app,
+    {
+      api: `${config.basePath}/v${config.api.version}`,
+      oauth: [`${config.basePath}${config.auth.path}/token`, `${config.basePath}${config.auth.path}/revocation`],
+      wellKnown: `${config.basePath}/.well-known/`,
+    },
+    registeredOriginCheck(ctx),
+  );
 
   await app.register(
     async (scoped) => {

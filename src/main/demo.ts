@@ -65,6 +65,7 @@ export async function ensureDemoDeployment(ctx: AppContext): Promise<string[]> {
     grantTypes: ['authorization_code', 'password', 'client_credentials', 'refresh_token'],
     scope: null,
     tokenType: 'bearer',
+    origins: [],
   });
   const base = { username: DEMO_USER, password, client_id: DEMO_CLIENT, client_secret: secret! };
   const saved: DemoCredentials = { ...base, redirect_uri: DEMO_REDIRECT_URI, ...commands(ctx, base) };

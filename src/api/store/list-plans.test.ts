@@ -41,6 +41,7 @@ const caller = (subject: string): Caller => ({
   tokenHash: '',
   grantId: '',
   tokenType: 'bearer',
+  origins: [],
   expiresAt: Number.MAX_SAFE_INTEGER,
 });
 

@@ -31,7 +31,7 @@ export function introspectionEndpoint(ctx: AppContext) {
     const row = matchingToken(await findAccessTokenWithGrant(ctx.store, key.id), key);
     if (!row) return null;
     const token = activeFrom(row);
-    if (!token || !(await ctx.accessTokens.clientRegistered(token.clientId))) return INACTIVE;
+    if (!token || (await ctx.accessTokens.clientOrigins(token.clientId)) === null) return INACTIVE;
     return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
   }
 

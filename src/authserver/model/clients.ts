@@ -7,7 +7,8 @@ import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
 import { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
-import { anyClient, clientExists, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
+import { originProblem } from '../../platform/http/origins.js';
+import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
 
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
@@ -34,6 +35,8 @@ export interface NewClient {
   /** Space-separated; absent or null: every scope of the deployment. */
   scope?: string | null;
   tokenType?: string;
+  /** Browser origins beyond those of the redirect URIs (CORS), e.g. an SPA that uses client_credentials' sibling flows. */
+  origins?: string[];
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -82,6 +85,11 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
     const problem = redirectUriProblem(uri);
     if (problem) bad('redirect_uris', problem);
   }
+  const origins = [...new Set(input.origins ?? [])];
+  for (const origin of origins) {
+    const problem = originProblem(origin);
+    if (problem) bad('origins', problem);
+  }
   const name = input.name?.trim();
   if (input.name !== undefined && (name === '' || input.name.length > 100)) bad('name', 'must be 1-100 characters');
   let scope: string | null = null;
@@ -94,7 +102,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins };
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
@@ -140,7 +148,7 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 }
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
-export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType'>>;
+export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins'>>;
 
 /**
  * Changes a client under the same rules as registering one (checked on the result). Every
@@ -159,8 +167,17 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       grantTypes: changes.grantTypes ?? record.grantTypes,
       scope: changes.scope === undefined ? record.scope : changes.scope,
       tokenType: changes.tokenType ?? record.tokenType,
+      origins: changes.origins ?? record.origins,
     });
-    const updated: Client = { ...toClient(record), name: checked.name, redirectUris: checked.redirectUris, grantTypes: checked.grantTypes, scope: checked.scope, tokenType: checked.tokenType };
+    const updated: Client = {
+      ...toClient(record),
+      name: checked.name,
+      redirectUris: checked.redirectUris,
+      grantTypes: checked.grantTypes,
+      scope: checked.scope,
+      tokenType: checked.tokenType,
+      origins: checked.origins,
+    };
     await updateClientRecord(tx, updated);
     tx.afterCommit(() => announceRevocation(ctx));
     return updated;
@@ -208,6 +225,7 @@ export function describeClient(client: Client): Record<string, unknown> {
     grant_types: client.grantTypes,
     scope: client.scope,
     token_type: client.tokenType,
+    origins: originsOf(client),
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

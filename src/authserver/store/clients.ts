@@ -1,9 +1,11 @@
 import type { ClientsTable } from '../../platform/store/schema.js';
 import { count, sqlOf, type On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
+import { webOrigins } from '../../platform/http/origins.js';
 
-// Owner of the clients table. Booleans and JSON columns are mapped here; the rest of the program
-// sees ClientRecord.
+// Owner of the clients table and of client_origins (every client's web origins, kept in step with
+// its redirect URIs and --origin values in the same transaction). Booleans and JSON columns are
+// mapped here; the rest of the program sees ClientRecord.
 
 export interface ClientRecord {
   id: string;
@@ -16,6 +18,13 @@ export interface ClientRecord {
   scope: string | null;
   tokenType: string;
   createdAt: number;
+  /** Origins registered with --origin (the redirect URIs' own origins are added to them for CORS). */
+  origins: string[];
+}
+
+/** Every origin a browser may call from for this client: its redirect URIs' origins and its --origin ones. */
+export function originsOf(client: Pick<ClientRecord, 'redirectUris' | 'origins'>): string[] {
+  return webOrigins([...client.redirectUris, ...client.origins]);
 }
 
 function fromRow(row: ClientsTable): ClientRecord {
@@ -29,7 +38,25 @@ function fromRow(row: ClientsTable): ClientRecord {
     scope: row.scope,
     tokenType: row.token_type,
     createdAt: Number(row.created_at),
+    origins: JSON.parse(row.origins ?? '[]') as string[],
   };
+}
+
+async function writeOrigins(tx: WriteTx, client: ClientRecord): Promise<void> {
+  await sqlOf(tx).deleteFrom('client_origins').where('client_id', '=', client.id).execute();
+  const origins = originsOf(client);
+  if (origins.length) await sqlOf(tx).insertInto('client_origins').values(origins.map((origin) => ({ origin, client_id: client.id }))).execute();
+}
+
+/** The client's origins (redirect URIs' and --origin), or null when no such client is registered. */
+export async function clientOrigins(on: On, id: string): Promise<string[] | null> {
+  const row = await sqlOf(on).selectFrom('clients').select(['redirect_uris', 'origins']).where('id', '=', id).executeTakeFirst();
+  return row ? originsOf({ redirectUris: JSON.parse(row.redirect_uris) as string[], origins: JSON.parse(row.origins ?? '[]') as string[] }) : null;
+}
+
+/** Whether some registered client lists this origin (an indexed read). */
+export async function originRegistered(on: On, origin: string): Promise<boolean> {
+  return (await sqlOf(on).selectFrom('client_origins').select('client_id').where('origin', '=', origin).limit(1).executeTakeFirst()) !== undefined;
 }
 
 export async function findClientRecord(on: On, id: string): Promise<ClientRecord | null> {
@@ -63,12 +90,15 @@ export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<v
       scope: client.scope,
       token_type: client.tokenType,
       created_at: client.createdAt,
+      origins: JSON.stringify(client.origins),
     })
     .execute();
+  await writeOrigins(tx, client);
 }
 
 /** True when there was such a client. */
 export async function deleteClient(tx: WriteTx, id: string): Promise<boolean> {
+  await sqlOf(tx).deleteFrom('client_origins').where('client_id', '=', id).execute();
   return count(await sqlOf(tx).deleteFrom('clients').where('id', '=', id).executeTakeFirst()) > 0;
 }
 
@@ -82,9 +112,11 @@ export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Pro
       grant_types: JSON.stringify(client.grantTypes),
       scope: client.scope,
       token_type: client.tokenType,
+      origins: JSON.stringify(client.origins),
     })
     .where('id', '=', client.id)
     .execute();
+  await writeOrigins(tx, client);
 }
 
 export async function updateClientSecret(tx: WriteTx, id: string, secretHash: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './dialect.js';
 import { sqlOf } from './sql.js';
+import { webOrigins } from '../http/origins.js';
 
 // gatehouse's own tables, as ordered migrations. Collection tables follow the config and are
 // synchronised by api/store/collection-tables.ts after these have run.
@@ -212,6 +213,23 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           for (const column of ['subject', 'client_id'])
             await db.schema.createIndex(`${table}_${column}`).ifNotExists().on(table).column(column).execute();
         await db.schema.createIndex('sessions_user').ifNotExists().on('sessions').column('user_id').execute();
+      },
+    },
+    // CORS: a client's explicit origins, and every client's web origins in one indexed table.
+    '0005_client_origins': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('clients').addColumn('origins', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+        await db.schema
+          .createTable('client_origins')
+          .addColumn('origin', 'text', (c) => c.notNull())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('client_origins_pk', ['origin', 'client_id'])
+          .execute();
+        await db.schema.createIndex('client_origins_client').on('client_origins').column('client_id').execute();
+        const clients = await db.selectFrom('clients').select(['id', 'redirect_uris']).execute();
+        for (const c of clients as { id: string; redirect_uris: string }[])
+          for (const origin of webOrigins(JSON.parse(c.redirect_uris) as string[]))
+            await db.insertInto('client_origins').values({ origin, client_id: c.id }).execute();
       },
     },
   };

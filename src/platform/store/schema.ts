@@ -34,6 +34,13 @@ export interface ClientsTable {
   scope: string | null; // null: every scope of the deployment
   token_type: string; // bearer | mac
   created_at: number;
+  origins: string; // JSON array: the origins given with --origin (not those of the redirect URIs)
+}
+
+/** Every web origin of every client (its redirect URIs' and its --origin ones): who may call from a browser (CORS). */
+export interface ClientOriginsTable {
+  origin: string;
+  client_id: string;
 }
 
 /** One authorization a subject gave a client: the scope and validity chosen, the root of its tokens. */
@@ -157,6 +164,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   users: UsersTable;
   clients: ClientsTable;
+  client_origins: ClientOriginsTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
   access_tokens: AccessTokensTable;

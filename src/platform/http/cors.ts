@@ -1,0 +1,78 @@
+import cors, { type FastifyCorsOptions } from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { forbidden } from './errors.js';
+
+// CORS (DESIGN "Administration, accounts, browser clients"), decided per request by @fastify/cors's
+// delegator at onRequest, before anything else reads the request:
+// - `/.well-known/*`: any origin (public metadata).
+// - the token and revocation endpoints: the origins of registered clients.
+// - `/v<n>/*` preflights (OPTIONS with Access-Control-Request-Method, no token): 204 when some
+//   client lists the Origin, else 403 JSON. An actual resource request is answered for the
+//   origins of its token's own client, which is known only once the token is checked: the
+//   resource server adds those headers itself (api/access/cors.ts) with CORS_EXPOSED_HEADERS.
+// Never credentials mode: browser apps send bearer tokens, not cookies.
+
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID';
+export const CORS_EXPOSED_HEADERS =
+  'Location, ETag, Link, X-Total-Count, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate';
+/** How long a browser may reuse a preflight's answer (seconds). */
+export const CORS_MAX_AGE = 600;
+
+export interface CorsPaths {
+  /** The path prefix of the resource API, e.g. `/v1` (with the base path). */
+  api: string;
+  /** Exact paths of the OAuth endpoints browsers call: token and revocation (with the base path). */
+  oauth: string[];
+  /** `/.well-known/` (with the base path). */
+  wellKnown: string;
+}
+
+const SKIP: FastifyCorsOptions = { origin: false };
+const WELL_KNOWN: FastifyCorsOptions = { origin: '*', methods: 'GET, HEAD', maxAge: CORS_MAX_AGE };
+const API_PREFLIGHT: FastifyCorsOptions = {
+  origin: true,
+  methods: 'GET, HEAD, POST, PUT, PATCH, DELETE',
+  allowedHeaders: CORS_ALLOWED_HEADERS,
+  exposedHeaders: CORS_EXPOSED_HEADERS,
+  maxAge: CORS_MAX_AGE,
+};
+const OAUTH: FastifyCorsOptions = {
+  origin: true,
+  methods: 'POST',
+  allowedHeaders: 'Authorization, Content-Type',
+  exposedHeaders: 'WWW-Authenticate, Retry-After',
+  maxAge: CORS_MAX_AGE,
+};
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** `originRegistered`: whether some registered client lists the origin (fresh across instances within a second). */
+export async function registerCors(app: FastifyInstance, paths: CorsPaths, originRegistered: (origin: string) => Promise<boolean>): Promise<void> {
+  const oauth = new Set(paths.oauth);
+  const apiRoot = paths.api;
+  const apiPrefix = `${paths.api}/`;
+  const delegator = (request: FastifyRequest, callback: (error: Error | null, options?: FastifyCorsOptions) => void) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return callback(null, SKIP);
+    const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
+    // An OPTIONS that is not a preflight is an ordinary request (answered as before: 401, 405).
+    if (request.method === 'OPTIONS' && !preflight) return callback(null, SKIP);
+    const path = pathOf(request.url);
+    if (path.startsWith(paths.wellKnown)) return callback(null, WELL_KNOWN);
+    const api = path === apiRoot || path.startsWith(apiPrefix);
+    if (!api && !oauth.has(path)) return callback(null, SKIP);
+    if (api && !preflight) return callback(null, SKIP); // the token's client decides: api/access/cors.ts
+    originRegistered(origin).then(
+      (known) => {
+        if (known) callback(null, api ? API_PREFLIGHT : OAUTH);
+        else if (preflight) callback(forbidden('Origin not allowed', { origin: `${origin} is not an origin of any registered client` }));
+        else callback(null, SKIP);
+      },
+      (error: Error) => callback(error),
+    );
+  };
+  await app.register(cors, { delegator, hideOptionsRoute: true });
+}
