@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startServer, type TestServer } from './helpers/server.js';
+import { CookieJar, decide, page, signIn, unescapeHtml } from './helpers/oauth.js';
 
 let server: TestServer | null = null;
 
@@ -32,6 +33,10 @@ test('first start prints the demo credentials and curl commands that work as pri
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /TOKEN:[0-9a-f]{32}\.[A-Za-z0-9_-]{43}\n/);
   assert.match(run.stdout, /STATUS:200$/);
+  // The demo user starts with zoos (and animals), so the banner's curl shows data.
+  const zoos = JSON.parse(run.stdout.slice(run.stdout.indexOf('\n') + 1, run.stdout.lastIndexOf('\nSTATUS:')));
+  assert.deepEqual(zoos.map((z: { name: string }) => z.name).sort(), ['Schönbrunn', 'Tiergarten', 'Zoo Leipzig']);
+  assert.match(out, /the demo user owns 3 zoos and 5 animals/);
 
   const file = path.join(server.dataDir, 'demo-credentials.json');
   assert.ok(existsSync(file));
@@ -43,6 +48,43 @@ test('first start prints the demo credentials and curl commands that work as pri
   const db = readFileSync(path.join(server.dataDir, 'gatehouse.db'));
   assert.equal(db.includes(Buffer.from(saved.client_secret)), false);
   assert.equal(db.includes(Buffer.from(saved.password)), false);
+});
+
+test('the banner\'s browser link ends on gatehouse\'s own callback page, whose curl redeems the code', async () => {
+  assert.ok(server);
+  const out = server.output();
+  const link = /or sign in in a browser: (\S+)/.exec(out)?.[1];
+  assert.ok(link, out);
+  const saved = JSON.parse(readFileSync(path.join(server.dataDir, 'demo-credentials.json'), 'utf8'));
+  const jar = new CookieJar();
+  const consent = await signIn(server, jar, link.slice(server.url.length), 'demo', saved.password);
+  const done = await decide(server, jar, consent);
+  assert.equal(done.status, 302);
+  assert.ok(done.location!.startsWith(`${server.url}/demo/callback?`), done.location!);
+  const landed = await page(server, jar, done.location!.slice(server.url.length));
+  assert.equal(landed.status, 200);
+  assert.match(landed.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+  assert.match(landed.html, /The demo app received a code/);
+  const code = new URL(done.location!).searchParams.get('code')!;
+  assert.ok(landed.html.includes(code));
+  const [exchange, listZoos] = [...landed.html.matchAll(/<pre class="snippet">([^<]+)<\/pre>/g)].map((m) => unescapeHtml(m[1]));
+  assert.ok(exchange && listZoos, landed.html);
+  const run = spawnSync('bash', ['-c', `set -e\n${exchange}\n${listZoos} -s -w '\\nSTATUS:%{http_code}'`], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /Tiergarten[^]*STATUS:200$/);
+  // Opened without a code (or with an error), the page says so instead of showing a broken command.
+  const empty = await page(server, jar, '/demo/callback?error=access_denied&state=xyz');
+  assert.equal(empty.status, 200);
+  assert.match(empty.html, /access_denied/);
+});
+
+test('a deployment that is not the demo has no /demo/callback', async () => {
+  const plain = await startServer();
+  try {
+    assert.equal((await plain.json('GET', '/demo/callback?code=x')).status, 404);
+  } finally {
+    await plain.cleanup();
+  }
 });
 
 test('a later start prints a short reminder and no secret', async () => {

@@ -20,6 +20,7 @@ import { registerAdminApi } from '../admin/api.js';
 import { registerAdminConsole } from '../admin/console/console.js';
 import { adminOpenApiPaths } from '../admin/openapi.js';
 import type { ServerMetrics } from './metrics.js';
+import { registerDemoCallback } from './demo.js';
 
 export interface BuildOptions {
   logLevel?: string;
@@ -84,6 +85,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
       if (config.servesAuth) {
         registerAdminApi(scoped, ctx);
         registerAdminConsole(scoped, ctx);
+        if (config.auth.demo) registerDemoCallback(scoped, ctx);
       }
       if (config.servesResources) await registerResourceApi(scoped, ctx, config.servesAuth ? () => adminOpenApiPaths(ctx.config) : undefined);
     },

@@ -38,6 +38,10 @@ button.primary{background:var(--accent);border-color:var(--accent);color:var(--a
 button.link{flex:none;padding:0;border:0;background:none;color:var(--accent);font-weight:500;font-size:.9rem;text-decoration:underline;text-underline-offset:2px}
 .alert{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--danger);color:var(--danger)}
 .target{margin-top:1.25rem;font-size:.85rem;color:var(--muted);overflow-wrap:anywhere}
+dl.values{margin:0 0 1rem;display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem .75rem}
+dl.values dt{font-weight:600}
+dl.values dd{margin:0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;overflow-wrap:anywhere}
+pre.snippet{margin:0 0 1rem;padding:.75rem;border:1px solid var(--line);border-radius:8px;font-size:.8rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:30rem){main{padding:1.25rem;border-radius:10px}body{padding:.75rem;align-items:flex-start}}
 `.trim();
 
@@ -161,6 +165,38 @@ ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'logout' })}
 <button type="submit" class="link">Not ${escapeHtml(v.username)}? Sign in as someone else</button>
 </form>
 <p class="target">Client id <code>${escapeHtml(v.clientId)}</code>. After your choice you will be sent to ${escapeHtml(v.redirectTarget)}.</p>`,
+  );
+}
+
+export interface DemoCallbackView {
+  code?: string;
+  state?: string;
+  error?: string;
+  errorDescription?: string;
+  /** A ready-to-paste command that redeems the code. */
+  exchange?: string;
+  /** The command that lists the zoos with the token it gives. */
+  listZoos: string;
+}
+
+/** The demo deployment's redirect target: what came back, and how to redeem it. */
+export function demoCallbackPage(v: DemoCallbackView): string {
+  if (v.error)
+    return layout(
+      'Authorization refused',
+      `<h1>No code this time</h1>
+<p role="alert">gatehouse answered <code>${escapeHtml(v.error)}</code>${v.errorDescription ? `: ${escapeHtml(v.errorDescription)}` : ''}.</p>
+<p class="muted">This page is where the demo client lands after the consent page. Start again from the link in the start-up banner.</p>`,
+    );
+  return layout(
+    'Authorization code received',
+    `<h1>The demo app received a code</h1>
+<p class="muted">This page stands in for the demo client's own callback. The code is valid for a few minutes and can be redeemed once.</p>
+<dl class="values"><dt>code</dt><dd>${escapeHtml(v.code ?? '')}</dd><dt>state</dt><dd>${escapeHtml(v.state ?? '(none)')}</dd></dl>
+<p><strong>1.</strong> Exchange it for tokens (as the client would, with its secret):</p>
+<pre class="snippet">${escapeHtml(v.exchange ?? '')}</pre>
+<p><strong>2.</strong> Call the API with the access token of the answer:</p>
+<pre class="snippet">${escapeHtml(v.listZoos)}</pre>`,
   );
 }
 
