@@ -709,7 +709,9 @@ function plainOp(method: string, p: string): Op {
 
 /** The HTML pages: the authorization endpoint, and the admin console (not the admin API under it). */
 function isHtmlPath(path: string): boolean {
-  return path === '/oauth/authorize' || (/^\/admin(\/|$)/.test(path) && !path.startsWith('/admin/v1'));
+  // The authorization server's URLs answer a browser with pages (errors too: 404, 405, 503), the
+  // console likewise, and the demo deployment's callback page.
+  return /^\/oauth(\/|$)/.test(path) || path === '/demo/callback' || (/^\/admin(\/|$)/.test(path) && !path.startsWith('/admin/v1'));
 }
 
 /** The routes of docs/api.md, docs/oauth.md and docs/admin.md that every run must reach, whether or not the OpenAPI document lists them. */

@@ -5,7 +5,10 @@ import { pino } from 'pino';
 import type { AppContext } from '../contract/context.js';
 import type { Certificate } from '../platform/http/tls.js';
 import '../platform/http/route-config.js';
-import { answerWhatNodeWould, clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from '../platform/http/error-handler.js';
+import { answerWhatNodeWould, clientErrorHandler, frameworkErrorHandler, registerErrorHandling, type HtmlErrorPage } from '../platform/http/error-handler.js';
+import { namesType, prefersJson } from '../platform/http/negotiation.js';
+import { errorPage } from '../authserver/authorize/views.js';
+import { pageHeaders } from '../authserver/authorize/pages.js';
 import { registerJsonParser } from '../platform/http/body-parsers.js';
 import { applyMethodOverride } from '../platform/http/method-override.js';
 import { registerHttpPolicy } from '../platform/http/headers.js';
@@ -63,7 +66,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
 
   app.addHook('onClose', async () => logDestination.flushSync());
   options.metrics?.instrument(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, config.servesAuth ? authorizationServerErrorPage(config) : undefined);
   registerJsonParser(app);
   registerHttpPolicy(app, config);
   const availability = await registerAvailability(app, ctx);
@@ -101,6 +104,29 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     throw notFound('No such resource', { path: 'does not exist' });
   });
   return app;
+}
+
+const PAGE_TITLES: Record<number, string> = { 404: 'Page not found', 405: 'Not available this way', 503: 'Temporarily unavailable' };
+
+/**
+ * A browser (it names text/html and prefers it) on the authorization server's URLs (`/oauth/*`) gets the styled
+ * page for a 404, 405 or 503 (maintenance, overload); every other client, and `/v1` always, JSON.
+ */
+function authorizationServerErrorPage(config: AppContext['config']): HtmlErrorPage {
+  const root = `${config.basePath}${config.auth.path}`;
+  return (reply, err) => {
+    const request = reply.request;
+    const path = request.url.split('?')[0];
+    if (path !== root && !path.startsWith(`${root}/`)) return null;
+    // An unknown URL meets the JSON-only Accept rule (415) before the router says 404.
+    const status = err.status === 415 && request.is404 ? 404 : err.status;
+    // A browser names text/html; curl and API clients send */* or nothing, and get JSON.
+    const accept = request.headers.accept;
+    if (!(status in PAGE_TITLES) || !namesType(accept, 'text/html') || prefersJson(accept)) return null;
+    pageHeaders(reply);
+    const message = status === 404 ? 'There is no page at this address.' : status === 405 ? `${err.message}.` : `${err.message}. Try again in a moment.`;
+    return reply.code(status).type('text/html; charset=utf-8').send(errorPage(PAGE_TITLES[status], message));
+  };
 }
 
 function escapeRegExp(text: string): string {

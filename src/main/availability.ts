@@ -3,6 +3,7 @@ import underPressure from '@fastify/under-pressure';
 import type { AppContext } from '../contract/context.js';
 import { readMaintenance, type Maintenance } from '../platform/store/settings.js';
 import { OAuthError, serviceUnavailable } from '../platform/http/errors.js';
+import { sendError } from '../platform/http/error-handler.js';
 
 // 503 for maintenance (a switch in the database, seen by every instance within a second) and
 // for overload (event loop saturated). /health always answers and reports both.
@@ -42,9 +43,7 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
     exposeStatusRoute: false,
     pressureHandler: (request, reply, type) => {
       if (request.routeOptions.config?.alwaysAvailable === true) return;
-      const err = serviceUnavailable(10, 'The server is overloaded, retry later', { service: `overloaded (${type})` });
-      reply.header('retry-after', '10');
-      reply.code(503).type('application/json; charset=utf-8').send(err.body());
+      sendError(reply, serviceUnavailable(10, 'The server is overloaded, retry later', { service: `overloaded (${type})` }));
     },
   });
   state.overloaded = () => app.isUnderPressure();

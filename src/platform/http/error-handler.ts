@@ -41,16 +41,28 @@ export function toApiError(err: unknown): ApiError | null {
   return null;
 }
 
+/**
+ * Where a person is looking (the authorization server's pages), an error may be a styled page:
+ * returns the reply when it answered, null to answer with the JSON body. Set by the composition root.
+ */
+export type HtmlErrorPage = (reply: FastifyReply, err: ApiError) => FastifyReply | null;
+const htmlErrorPages = new WeakMap<object, HtmlErrorPage>();
+
 export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
-  return reply.code(err.status).type('application/json; charset=utf-8').send(err.body());
+  const page = htmlErrorPages.get(reply.server.server);
+  return page?.(reply, err) ?? reply.code(err.status).type('application/json; charset=utf-8').send(err.body());
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, htmlErrorPage?: HtmlErrorPage): void {
+  if (htmlErrorPage) htmlErrorPages.set(app.server, htmlErrorPage);
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const known = toApiError(err);
     if (known) {
-      if (known.status >= 500) request.log.error({ err }, 'request failed');
+      // Expected answers (maintenance, overload, an unavailable dependency) are not failures of
+      // the program: a line without a stack. A 500 that the code chose is logged with its cause.
+      if (known.status === 503) request.log.warn({ status: 503, error: known.message, detail: known.detail }, 'service unavailable');
+      else if (known.status >= 500) request.log.error({ err }, 'request failed');
       return sendError(reply, known);
     }
     // Unexpected: log the detail, answer with the request id and nothing else.
