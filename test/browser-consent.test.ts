@@ -52,7 +52,8 @@ after(async () => {
 });
 
 function authorize(params: Record<string, string>): string {
-  return `${server.url}/oauth/authorize?${new URLSearchParams(params)}`;
+  // The consent page every time (an earlier grant would otherwise be remembered).
+  return `${server.url}/oauth/authorize?${new URLSearchParams({ prompt: 'consent', ...params })}`;
 }
 
 test('code grant in the browser: sign in, untick a scope, pick a validity, allow, land on the redirect URI', async () => {

@@ -94,6 +94,9 @@ export function authorizeUrl(params: Record<string, string | undefined>): string
 
 /** Opens the authorization URL, signs in if asked, and returns the consent page. */
 export async function signIn(server: TestServer, jar: CookieJar, target: string, username: string, password: string): Promise<Page> {
+  // The page is wanted every time, even where an earlier grant would be remembered
+  // (test/oauth-remembered-consent.test.ts covers skipping it).
+  if (/\/authorize\?/.test(target) && !/[?&]prompt=/.test(target)) target += '&prompt=consent';
   let p = await page(server, jar, target);
   if (p.status === 200 && p.html.includes('name="password"')) {
     const posted = await page(server, jar, '/oauth/authorize', {

@@ -6,7 +6,7 @@ import { audit } from '../audit.js';
 import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params.js';
 import { endSession, sessionUser } from '../sessions.js';
 import { verifyCsrfToken } from './csrf.js';
-import { decide } from './consent.js';
+import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login } from './login.js';
 import { authorizePath, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
@@ -70,7 +70,16 @@ export function authorizeGet(ctx: AppContext) {
       () => readAuthorizationRequest(ctx, queryParams(request), raw),
       async (req) => {
         const user = await sessionUser(ctx, request);
-        return user ? renderConsent(ctx, request, reply, forUser(req, user), user) : renderLogin(ctx, request, reply, req);
+        if (!user) {
+          if (req.prompt.has('none')) throw new RedirectError('login_required', 'The user is not signed in');
+          return renderLogin(ctx, request, reply, req);
+        }
+        const asked = forUser(req, user);
+        // Remembered consent: a live grant to this client that covers the request answers at once.
+        const remembered = asked.prompt.has('consent') ? null : await rememberedConsent(ctx, asked, user);
+        if (remembered !== null) return grantRemembered(ctx, request, reply, asked, user, remembered);
+        if (req.prompt.has('none')) throw new RedirectError('consent_required', 'The user has not authorized this request yet');
+        return renderConsent(ctx, request, reply, asked, user);
       },
     );
   };

@@ -6,7 +6,7 @@ import { write } from '../../platform/store/write-path.js';
 import { audit } from '../audit.js';
 import { userSubject, type User } from '../model/users.js';
 import type { Params } from '../params.js';
-import { insertCode } from '../store/grants.js';
+import { insertCode, listLiveGrantRows } from '../store/grants.js';
 import { issueTokens } from '../tokens.js';
 import { pageHeaders, renderConsent } from './pages.js';
 import { formTarget, redirectTo, type AuthorizationRequest } from './request.js';
@@ -33,8 +33,43 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
     return renderConsent(ctx, request, reply, req, user, 400, `Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
 
   const scope = canonicalScope(chosen, req.scope);
+  return grantAccess(ctx, request, reply, req, subject, scope, Date.now() + ttl * 1000, `valid for ${ttl}s`);
+}
+
+/**
+ * Remembered consent: the expiry of a live grant this user gave this client that covers every
+ * scope of the request, or null. A request it covers skips the consent page; what is issued then
+ * ends with that grant's validity, never later.
+ */
+export async function rememberedConsent(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<number | null> {
   const now = Date.now();
-  const grantExpiresAt = now + ttl * 1000;
+  const grants = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id), clientId: req.client.id }, now, 100);
+  let best: number | null = null;
+  for (const g of grants) {
+    const held = new Set(g.scope.split(' '));
+    if (req.scope.every((s) => held.has(s))) best = Math.max(best ?? 0, Number(g.expires_at));
+  }
+  return best;
+}
+
+/** Issues what the request asked for without showing the consent page (see rememberedConsent). */
+export async function grantRemembered(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, grantExpiresAt: number) {
+  pageHeaders(reply, [formTarget(req.redirectUri)]);
+  return grantAccess(ctx, request, reply, req, userSubject(user.id), req.scope, grantExpiresAt, 'remembered consent');
+}
+
+/** The code (code grant) or tokens in the fragment (implicit), for `scope`, the grant ending at `grantExpiresAt`. */
+async function grantAccess(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  req: AuthorizationRequest,
+  subject: string,
+  scope: string[],
+  grantExpiresAt: number,
+  reason: string,
+) {
+  const now = Date.now();
   if (req.responseType === 'code') {
     const code = randomSecret(32);
     await write(ctx.store, (tx) =>
@@ -55,7 +90,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
         created_at: now,
       }),
     );
-    audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason: `valid for ${ttl}s` });
+    audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });
     return reply.redirect(redirectTo(req.redirectUri, 'code', { code, state: req.state }), 302);
   }
 

@@ -27,7 +27,14 @@ export interface AuthorizationRequest extends VerifiedTarget {
   responseType: ResponseType;
   scope: string[];
   codeChallenge: string | null;
+  /**
+   * `prompt` (OpenID Connect Core §3.1.2.1, space-separated): `consent` asks again even when a
+   * live grant covers the request; `none` shows no page at all (login_required / consent_required).
+   */
+  prompt: ReadonlySet<string>;
 }
+
+const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
 /** A problem that must not be sent to the redirect URI (unknown client, unregistered URI). */
 export class PageError extends Error {
@@ -112,7 +119,10 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
         codeChallenge = challenge;
       }
     }
-    return { ...partial, responseType, scope, codeChallenge };
+    const prompt = new Set((params.get('prompt') ?? '').split(' ').filter(Boolean));
+    for (const value of prompt) if (!PROMPTS.has(value)) throw new RedirectError('invalid_request', `Unknown prompt value: ${value}`);
+    if (prompt.has('none') && prompt.size > 1) throw new RedirectError('invalid_request', 'prompt=none cannot be combined with other values');
+    return { ...partial, responseType, scope, codeChallenge, prompt };
   };
   return { partial, complete };
 }
