@@ -17,7 +17,8 @@ export type AuditEvent =
   | 'login.succeeded'
   | 'login.failed'
   | 'login.throttled'
-  | 'client.auth_failed';
+  | 'client.auth_failed'
+  | 'user.password_changed';
 
 export interface AuditFields {
   client_id?: string | null;

@@ -67,7 +67,7 @@ export type SignIn = { user: User } | { retryAfter: number } | { failed: true };
 export async function signIn(
   ctx: AppContext,
   log: FastifyBaseLogger,
-  attempt: ThrottleKeys & { password: string; clientId: string | null; via: 'password grant' | 'login form' | 'admin console' },
+  attempt: ThrottleKeys & { password: string; clientId: string | null; via: 'password grant' | 'login form' | 'admin console' | 'account page' },
 ): Promise<SignIn> {
   const keys = { username: attempt.username, ip: attempt.ip };
   const fields = { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip };

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../contract/context.js';
 import { routeMethods } from '../platform/http/routes.js';
 import { authorizeGet, authorizePost } from './authorize/authorize.js';
+import { accountGet, accountPost } from './account/account.js';
 import { introspectionEndpoint } from './endpoints/introspection.js';
 import { METADATA_PATH, metadataEndpoint } from './endpoints/metadata.js';
 import { registerOAuthBodyParsers } from './params.js';
@@ -14,6 +15,7 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     registerOAuthBodyParsers(oauth);
     const base = ctx.config.auth.path;
     routeMethods(oauth, `${base}/authorize`, { GET: authorizeGet(ctx), POST: authorizePost(ctx) }, { config: { html: true } });
+    routeMethods(oauth, `${base}/account`, { GET: accountGet(ctx), POST: accountPost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/token`, { POST: tokenEndpoint(ctx) });
     routeMethods(oauth, `${base}/revocation`, { POST: revocationEndpoint(ctx) });
     routeMethods(oauth, `${base}/introspection`, { POST: introspectionEndpoint(ctx) });

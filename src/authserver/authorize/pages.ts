@@ -43,7 +43,7 @@ export function authorizePath(ctx: AppContext): string {
 export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, status = 200, error?: string, username?: string) {
   const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
   pageHeaders(reply);
-  return sendPage(reply, status, loginPage({ action: authorizePath(ctx), clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
+  return sendPage(reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
 }
 
 export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string) {
@@ -55,6 +55,7 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
     status,
     consentPage({
       action: authorizePath(ctx),
+      accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`,
       clientName: req.client.name,
       clientId: req.client.id,
       username: user.username,

@@ -11,6 +11,7 @@ const CSS = `
 :root{color-scheme:light dark;--bg:#f4f5f7;--card:#fff;--text:#1c2230;--muted:#5b6475;--line:#d9dde5;--accent:#2453d6;--accent-text:#fff;--danger:#b42318;--focus:#2453d6}
 @media (prefers-color-scheme:dark){:root{--bg:#12151c;--card:#1c212b;--text:#e8ebf1;--muted:#a3abbb;--line:#343b4a;--accent:#6d93ff;--accent-text:#0b0e14;--danger:#ff8a80;--focus:#9db6ff}}
 *{box-sizing:border-box}
+a{color:var(--accent);text-underline-offset:2px}
 body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1.5rem;background:var(--bg);color:var(--text);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 main{width:100%;max-width:28rem;background:var(--card);border:1px solid var(--line);border-radius:14px;padding:2rem;box-shadow:0 8px 30px rgba(0,0,0,.06)}
 .brand{margin:0 0 1.25rem;font-size:.85rem;font-weight:600;letter-spacing:.06em;text-transform:uppercase;color:var(--muted)}
@@ -41,6 +42,18 @@ button.link{flex:none;padding:0;border:0;background:none;color:var(--accent);fon
 dl.values{margin:0 0 1rem;display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.25rem .75rem}
 dl.values dt{font-weight:600}
 dl.values dd{margin:0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;overflow-wrap:anywhere}
+section.block{margin-top:1.75rem;padding-top:1.25rem;border-top:1px solid var(--line)}
+h2{margin:0 0 .75rem;font-size:1.05rem}
+ul.apps{list-style:none;margin:0;padding:0}
+ul.apps>li{padding:.85rem .9rem;border:1px solid var(--line);border-radius:10px;margin-bottom:.65rem}
+ul.apps .app-name{font-weight:600;overflow-wrap:anywhere}
+ul.apps ul.scopes{margin:.35rem 0 .5rem;padding-left:1.1rem;font-size:.92rem}
+ul.apps dl{margin:0 0 .6rem;display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.1rem .75rem;font-size:.88rem;color:var(--muted)}
+ul.apps dd{margin:0}
+ul.apps button{flex:none;padding:.45rem .9rem;font-size:.9rem}
+button.danger{border-color:var(--danger);color:var(--danger)}
+.notice{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--line)}
+main.wide{max-width:36rem}
 pre.snippet{margin:0 0 1rem;padding:.75rem;border:1px solid var(--line);border-radius:8px;font-size:.8rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:30rem){main{padding:1.25rem;border-radius:10px}body{padding:.75rem;align-items:flex-start}}
 `.trim();
@@ -58,7 +71,7 @@ export function pageSecurityPolicy(formTargets: string[] = []): string {
   ].join('; ');
 }
 
-function layout(title: string, body: string): string {
+function layout(title: string, body: string, wide = false): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -69,7 +82,7 @@ function layout(title: string, body: string): string {
 <style>${CSS}</style>
 </head>
 <body>
-<main>
+<main${wide ? ' class="wide"' : ''}>
 <p class="brand">gatehouse</p>
 ${body}
 </main>
@@ -87,6 +100,8 @@ function hiddenFields(fields: Record<string, string | undefined>): string {
 
 export interface LoginView {
   action: string;
+  /** The account page (authorized apps, sign out, password). */
+  accountUrl: string;
   clientName: string;
   request: Record<string, string | undefined>;
   csrf: string;
@@ -107,12 +122,14 @@ ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'login' })}
 <label class="field" for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit" class="primary">Sign in</button></div>
-</form>`,
+</form>
+<p class="target"><a href="${escapeHtml(v.accountUrl)}">Your account</a>: the applications you authorized.</p>`,
   );
 }
 
 export interface ConsentView {
   action: string;
+  accountUrl: string;
   clientName: string;
   clientId: string;
   username: string;
@@ -164,7 +181,7 @@ ${validities}
 ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'logout' })}
 <button type="submit" class="link">Not ${escapeHtml(v.username)}? Sign in as someone else</button>
 </form>
-<p class="target">Client id <code>${escapeHtml(v.clientId)}</code>. After your choice you will be sent to ${escapeHtml(v.redirectTarget)}.</p>`,
+<p class="target">Client id <code>${escapeHtml(v.clientId)}</code>. After your choice you will be sent to ${escapeHtml(v.redirectTarget)}. <a href="${escapeHtml(v.accountUrl)}">Your account</a> lists what you authorized and takes it back.</p>`,
   );
 }
 
@@ -197,6 +214,104 @@ export function demoCallbackPage(v: DemoCallbackView): string {
 <pre class="snippet">${escapeHtml(v.exchange ?? '')}</pre>
 <p><strong>2.</strong> Call the API with the access token of the answer:</p>
 <pre class="snippet">${escapeHtml(v.listZoos)}</pre>`,
+  );
+}
+
+export interface AccountSignInView {
+  action: string;
+  csrf: string;
+  username?: string;
+  error?: string;
+  notice?: string;
+}
+
+/** The account page for a browser without a session: sign in first. */
+export function accountSignInPage(v: AccountSignInView): string {
+  return layout(
+    'Your account',
+    `<h1>Your account</h1>
+<p class="muted">Sign in to see the applications you authorized, take access back, or change your password.</p>
+${v.notice ? `<p class="notice" role="status">${escapeHtml(v.notice)}</p>` : ''}${v.error ? `<p class="alert" role="alert">${escapeHtml(v.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(v.action)}">
+${hiddenFields({ csrf_token: v.csrf, action: 'signin' })}
+<label class="field" for="username">Username</label>
+<input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(v.username ?? '')}">
+<label class="field" for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" class="primary">Sign in</button></div>
+</form>`,
+  );
+}
+
+export interface AuthorizedApp {
+  grantId: string;
+  clientName: string;
+  clientId: string;
+  scopes: string[];
+  granted: string;
+  expires: string;
+  lastUsed: string;
+}
+
+export interface AccountView {
+  action: string;
+  csrf: string;
+  username: string;
+  apps: AuthorizedApp[];
+  notice?: string;
+  error?: string;
+}
+
+/** The signed-in user's authorized applications (each revocable), sign out, change password. */
+export function accountPage(v: AccountView): string {
+  // The action is the pressed button's (name="action"), as DESIGN names them.
+  const hidden = (_action: string, extra: Record<string, string> = {}) => hiddenFields({ csrf_token: v.csrf, ...extra });
+  const apps = v.apps.length
+    ? `<ul class="apps">
+${v.apps
+  .map(
+    (a) => `<li>
+<p class="app-name">${escapeHtml(a.clientName)}${a.clientName === a.clientId ? '' : ` <span class="muted">(${escapeHtml(a.clientId)})</span>`}</p>
+<ul class="scopes">${a.scopes.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>
+<dl><dt>Granted</dt><dd>${escapeHtml(a.granted)}</dd><dt>Expires</dt><dd>${escapeHtml(a.expires)}</dd><dt>Last used</dt><dd>${escapeHtml(a.lastUsed)}</dd></dl>
+<form method="post" action="${escapeHtml(v.action)}">
+${hidden('revoke', { grant_id: a.grantId })}
+<button type="submit" name="action" value="revoke" class="danger" aria-label="Revoke access of ${escapeHtml(a.clientName)}">Revoke access</button>
+</form>
+</li>`,
+  )
+  .join('\n')}
+</ul>`
+    : '<p class="muted">No application has access to your data.</p>';
+  return layout(
+    'Your account',
+    `<h1>Your account</h1>
+<p class="muted">Signed in as <strong>${escapeHtml(v.username)}</strong>.</p>
+${v.notice ? `<p class="notice" role="status">${escapeHtml(v.notice)}</p>` : ''}${v.error ? `<p class="alert" role="alert">${escapeHtml(v.error)}</p>` : ''}
+<section aria-labelledby="apps-title">
+<h2 id="apps-title">Applications with access</h2>
+${apps}
+</section>
+<section class="block" aria-labelledby="password-title">
+<h2 id="password-title">Change your password</h2>
+<form method="post" action="${escapeHtml(v.action)}">
+${hidden('password')}
+<input type="text" name="username" value="${escapeHtml(v.username)}" autocomplete="username" hidden>
+<label class="field" for="current">Current password</label>
+<input type="password" id="current" name="current_password" autocomplete="current-password" required>
+<label class="field" for="new">New password (at least 8 characters)</label>
+<input type="password" id="new" name="new_password" autocomplete="new-password" minlength="8" required>
+<div class="actions"><button type="submit" name="action" value="password" class="primary">Change password</button></div>
+</form>
+</section>
+<section class="block" aria-labelledby="signout-title">
+<h2 id="signout-title">Sign out</h2>
+<form method="post" action="${escapeHtml(v.action)}">
+${hidden('signout')}
+<div class="actions"><button type="submit" name="action" value="signout">Sign out</button></div>
+</form>
+</section>`,
+    true,
   );
 }
 

@@ -1,0 +1,145 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../contract/context.js';
+import { InvalidInput } from '../../contract/errors.js';
+import { scopeLabel } from '../../contract/scopes.js';
+import { audit } from '../audit.js';
+import { signIn, throttled } from '../login-throttle.js';
+import { changePassword, userSubject, type User } from '../model/users.js';
+import { findClient } from '../model/clients.js';
+import { bodyParams, type Params } from '../params.js';
+import { endSession, sessionUser, startSession } from '../sessions.js';
+import { listLiveGrantRows } from '../store/grants.js';
+import { revokeGrant } from '../tokens.js';
+import { browserBinding, csrfToken, verifyCsrfToken } from '../authorize/csrf.js';
+import { pageHeaders, sendPage } from '../authorize/pages.js';
+import { accountPage, accountSignInPage, describeDuration, errorPage, type AuthorizedApp } from '../authorize/views.js';
+
+// {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
+// a password change. Plain server-rendered forms (no script), each POST checked against the
+// browser's CSRF token; every change answers 303 back to the page (post/redirect/get).
+
+const NOTICES: Record<string, string> = {
+  revoked: 'Access revoked. The application can no longer use it.',
+  password: 'Your password was changed.',
+  signedout: 'You are signed out.',
+};
+
+export function accountPath(ctx: AppContext): string {
+  return `${ctx.config.basePath}${ctx.config.auth.path}/account`;
+}
+
+const when = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
+
+async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedApp[]> {
+  const rows = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id) }, Date.now(), 1000);
+  return Promise.all(
+    rows.map(async (g) => {
+      const client = await findClient(ctx, g.client_id);
+      const created = Number(g.created_at);
+      const expires = Number(g.expires_at);
+      return {
+        grantId: g.id,
+        clientId: g.client_id,
+        clientName: client?.name ?? g.client_id,
+        scopes: g.scope.split(' ').filter(Boolean).map((s) => scopeLabel(ctx.collections, s)),
+        granted: when(created),
+        expires: `${when(expires)} (valid for ${describeDuration(Math.round((expires - created) / 1000))})`,
+        lastUsed: g.last_used_at === null ? 'never' : when(g.last_used_at),
+      };
+    }),
+  );
+}
+
+async function show(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, status = 200, message: { notice?: string; error?: string; username?: string } = {}) {
+  const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
+  pageHeaders(reply);
+  const user = await sessionUser(ctx, request);
+  if (!user) return sendPage(reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...message }));
+  return sendPage(reply, status, accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), ...message }));
+}
+
+const back = (ctx: AppContext, reply: FastifyReply, done: keyof typeof NOTICES) => {
+  pageHeaders(reply);
+  return reply.redirect(`${accountPath(ctx)}?done=${done}`, 303);
+};
+
+export function accountGet(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const done = (request.query as Record<string, unknown>).done;
+    return show(ctx, request, reply, 200, { notice: typeof done === 'string' ? NOTICES[done] : undefined });
+  };
+}
+
+export function accountPost(ctx: AppContext) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    let form: Params;
+    try {
+      form = bodyParams(request);
+    } catch {
+      pageHeaders(reply);
+      return sendPage(reply, 400, errorPage('Invalid request', 'The form could not be read.'));
+    }
+    if (!(await verifyCsrfToken(ctx, request, form.get('csrf_token')))) {
+      pageHeaders(reply);
+      return sendPage(reply, 403, errorPage('This form has expired', 'Nothing was changed. Open your account page again.'), {
+        error: 'The form token is missing or invalid; nothing was changed',
+        detail: { csrf_token: 'missing or invalid' },
+      });
+    }
+    const action = form.get('action');
+    if (action === 'signin') return accountSignIn(ctx, request, reply, form);
+    const user = await sessionUser(ctx, request);
+    if (action === 'signout') {
+      await endSession(ctx, request, reply);
+      return back(ctx, reply, 'signedout');
+    }
+    if (!user) return show(ctx, request, reply, 401, { error: 'Your session has ended. Sign in again.' });
+    if (action === 'revoke') {
+      const grantId = form.get('grant_id') ?? '';
+      // Only a live grant this user gave: another user's, a made-up or an ended one changes nothing.
+      const own = (await listLiveGrantRows(ctx.store, { subject: userSubject(user.id) }, Date.now(), 1000)).find((g) => g.id === grantId);
+      if (!own) return show(ctx, request, reply, 404, { error: 'That authorization does not exist or has already ended.' });
+      await revokeGrant(ctx, own.id, 'revoked by the user on the account page');
+      audit(ctx, request.log, 'grant.revoked', { client_id: own.client_id, subject: userSubject(user.id), reason: 'the user revoked it on the account page' });
+      return back(ctx, reply, 'revoked');
+    }
+    if (action === 'password') return accountPassword(ctx, request, reply, user, form);
+    return show(ctx, request, reply, 400, { error: 'The form was not understood.' });
+  };
+}
+
+async function accountSignIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, form: Params) {
+  const username = form.get('username');
+  const password = form.get('password');
+  if (!username || !password) return show(ctx, request, reply, 400, { error: 'Enter your username and password.', username });
+  const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: null, via: 'account page' });
+  if ('retryAfter' in outcome) {
+    reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
+    return show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.`, username });
+  }
+  if ('failed' in outcome) return show(ctx, request, reply, 401, { error: 'The username or password is not correct.', username });
+  await startSession(ctx, request, reply, outcome.user.id);
+  audit(ctx, request.log, 'login.succeeded', { client_id: null, subject: userSubject(outcome.user.id), ip: request.ip });
+  pageHeaders(reply);
+  return reply.redirect(accountPath(ctx), 303);
+}
+
+async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
+  const current = form.get('current_password') ?? '';
+  const next = form.get('new_password') ?? '';
+  // The current password is checked like any sign-in (throttled): a left-open session is not enough.
+  const outcome = await signIn(ctx, request.log, { username: user.username, password: current, ip: request.ip, clientId: null, via: 'account page' });
+  if ('retryAfter' in outcome) {
+    reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
+    return show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.` });
+  }
+  if ('failed' in outcome) return show(ctx, request, reply, 400, { error: 'The current password is not correct. Nothing was changed.' });
+  try {
+    await changePassword(ctx, user.username, next);
+  } catch (e) {
+    if (e instanceof InvalidInput) return show(ctx, request, reply, 400, { error: `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}. Nothing was changed.` });
+    throw e;
+  }
+  audit(ctx, request.log, 'user.password_changed', { subject: userSubject(user.id), reason: 'account page' });
+  return back(ctx, reply, 'password');
+}
