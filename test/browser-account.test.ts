@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
-import { ROOT, startServer, type TestServer } from './helpers/server.js';
+import { ROOT, demoConfig, startServer, type TestServer } from './helpers/server.js';
 import { addClient, addUser, basic, post, redirectParams, type RegisteredClient } from './helpers/oauth.js';
 
 const SHOTS = path.join(ROOT, 'test-results');
@@ -95,4 +95,58 @@ test('login, consent, account (list, revoke) and error pages', async () => {
   await check(page, 'error-404');
   assert.deepEqual(csp, []);
   await page.close();
+});
+
+test('consent with 8 collections: one row each, Allow and Deny in view at both sizes, write unticked unless asked for, choices kept after an error, read only', async () => {
+  const collections = { ...demoConfig().collections };
+  for (const name of ['keepers', 'tickets', 'visits', 'feeds'])
+    collections[name] = { schema: { type: 'object', properties: { name: { type: 'string' } } } };
+  const big = await startServer({ config: { collections } });
+  try {
+    addUser(big, 'vic', 'vic-password-1');
+    addClient(big, 'wide', ['--name', 'Wide App', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+    const page = await newPage();
+    // No scope parameter: every scope the client may have, 16 of them in 8 rows.
+    await page.goto(`${big.url}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'wide', redirect_uri: REDIRECT, state: 'w' })}`);
+    await page.getByLabel('Username').fill('vic');
+    await page.getByLabel('Password').fill('vic-password-1');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Allow', exact: true }).waitFor();
+    assert.equal(await page.locator('.perm').count(), 8);
+    const boxes = page.locator('input[name="scope"]');
+    assert.equal(await boxes.count(), 16);
+    for (let i = 0; i < 16; i++) {
+      const value = await boxes.nth(i).getAttribute('value');
+      assert.equal(await boxes.nth(i).isChecked(), value!.endsWith(':read'), `${value}: read ticked, write not`);
+    }
+    await check(page, 'consent-8');
+    for (const size of SIZES) {
+      await page.setViewportSize({ width: size.width, height: size.height });
+      for (const name of ['Allow', 'Deny']) {
+        const box = await page.getByRole('button', { name, exact: true }).boundingBox();
+        assert.ok(box && box.y >= 0 && box.y + box.height <= size.height, `${name} in view at ${size.width}×${size.height} (${JSON.stringify(box)})`);
+      }
+    }
+    await page.setViewportSize(SIZES[0]);
+    // An error keeps the user's choices: tick a write box, pick a day, untick everything else.
+    await page.getByLabel(/Create, change and delete your zoos/).check();
+    await page.getByLabel('1 day').check();
+    for (let i = 0; i < 16; i++) {
+      const value = (await boxes.nth(i).getAttribute('value'))!;
+      if (value !== 'zoos:write') await boxes.nth(i).uncheck();
+    }
+    await page.getByLabel(/Create, change and delete your zoos/).uncheck();
+    await page.getByRole('button', { name: 'Allow', exact: true }).click();
+    await page.getByText('Choose at least one permission').waitFor();
+    assert.equal(await page.getByLabel('1 day').isChecked(), true, 'the validity is kept');
+    for (let i = 0; i < 16; i++) assert.equal(await boxes.nth(i).isChecked(), false, 'the boxes are as the user left them');
+    // Read only: the read scopes, whatever the boxes say.
+    const [redirect] = await Promise.all([page.waitForRequest((r) => r.url().startsWith(REDIRECT)), page.getByRole('button', { name: 'Read only' }).click()]);
+    assert.ok(redirectParams(redirect.url()).get('code'));
+    const grants = JSON.parse(big.cli(['grant', 'list', '--json']).stdout) as { scope: string }[];
+    assert.equal(grants.length, 0, 'the code is not redeemed yet: no grant');
+    await page.close();
+  } finally {
+    await big.cleanup();
+  }
 });

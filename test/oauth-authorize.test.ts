@@ -85,8 +85,10 @@ test('signing in sets a session cookie (HttpOnly, Secure, SameSite=Lax) and show
   for (const flag of ['HttpOnly', 'Secure', 'SameSite=Lax']) assert.ok(session.includes(flag), flag);
   assert.match(consent.html, /Web &#60;App&#62;/);
   assert.match(consent.html, /Signed in as <strong>bob<\/strong>/);
-  const scopes = [...consent.html.matchAll(/<input type="checkbox" id="scope-\d+" name="scope" value="([^"]+)" checked>/g)].map((m) => m[1]);
-  assert.equal(scopes.length, 8, 'every requested (here: every) scope, all checked');
+  const offered = [...consent.html.matchAll(/<input type="checkbox" id="scope-\d+" name="scope" value="([^"]+)"( checked)?>/g)];
+  assert.equal(offered.length, 8, 'every requested (here: every) scope');
+  // No scope parameter: read is ticked, write is the user's explicit choice.
+  for (const [, value, checked] of offered) assert.equal(Boolean(checked), value.endsWith(':read'), value);
   const ttls = [...consent.html.matchAll(/name="ttl" value="(\d+)"/g)].map((m) => Number(m[1]));
   assert.deepEqual(ttls, [3600, 86400, 2592000, 7776000]);
   assert.match(consent.html, /<button type="submit" name="decision" value="allow"/);

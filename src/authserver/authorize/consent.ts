@@ -23,14 +23,17 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
     audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
     return reply.redirect(redirectTo(req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
   }
-  if (decision !== 'allow') return renderConsent(ctx, request, reply, req, user, 400, 'Choose Allow or Deny.');
-  const chosen = form.all('scope');
-  if (chosen.some((s) => !req.scope.includes(s))) return renderConsent(ctx, request, reply, req, user, 400, 'Only the permissions listed can be granted.');
-  if (chosen.length === 0) return renderConsent(ctx, request, reply, req, user, 400, 'Choose at least one permission, or deny access.');
   const ttlText = form.get('ttl') ?? '';
   const ttl = Number(ttlText);
+  // The page comes back with what the user ticked and picked.
+  const again = (message: string) => renderConsent(ctx, request, reply, req, user, 400, message, { scopes: form.all('scope'), ttl: /^\d+$/.test(ttlText) ? ttl : null });
+  if (decision !== 'allow' && decision !== 'allow_read') return again('Choose Allow or Deny.');
+  // "Read only": the read scopes of the request, whatever the boxes say.
+  const chosen = decision === 'allow_read' ? req.scope.filter((s) => s.endsWith(':read')) : form.all('scope');
+  if (chosen.some((s) => !req.scope.includes(s))) return again('Only the permissions listed can be granted.');
+  if (chosen.length === 0) return again(decision === 'allow_read' ? 'This application asked for no read permission.' : 'Choose at least one permission, or deny access.');
   if (!/^\d+$/.test(ttlText) || ttl < 1 || ttl > ctx.config.auth.maxGrantTtl)
-    return renderConsent(ctx, request, reply, req, user, 400, `Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
+    return again(`Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
 
   const scope = canonicalScope(chosen, req.scope);
   return grantAccess(ctx, request, reply, req, subject, scope, Date.now() + ttl * 1000, `valid for ${ttl}s`);

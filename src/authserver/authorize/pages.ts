@@ -6,7 +6,7 @@ import { browserBinding, csrfToken } from './csrf.js';
 import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
 import type { User } from '../model/users.js';
-import { consentPage, describeDuration, loginPage, pageSecurityPolicy } from './views.js';
+import { consentPage, type ScopeGroup, describeDuration, loginPage, pageSecurityPolicy } from './views.js';
 
 // Rendering the login and consent pages with the headers every page of the flow carries.
 
@@ -46,10 +46,42 @@ export async function renderLogin(ctx: AppContext, request: FastifyRequest, repl
   return sendPage(reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
 }
 
-export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string) {
+/** What the user ticked and picked, kept when the page comes back with an error. */
+export interface ConsentChoices {
+  scopes: string[];
+  ttl: number | null;
+}
+
+/**
+ * The requested scopes as rows of the consent page: one per collection with Read and Write. Read
+ * is ticked; Write only when the client named it in its request (a client that asked for nothing
+ * in particular gets every scope it may have offered, and writing is the user's explicit choice).
+ */
+export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choices?: ConsentChoices): ScopeGroup[] {
+  const explicit = new URLSearchParams(req.raw).has('scope');
+  const groups = new Map<string, ScopeGroup>();
+  for (const value of req.scope) {
+    const m = /^(.+):(read|write)$/.exec(value);
+    const model = m ? ctx.collections.get(m[1]) : undefined;
+    const checked = choices ? choices.scopes.includes(value) : !m || m[2] === 'read' || explicit;
+    const choice = { value, label: scopeLabel(ctx.collections, value), checked };
+    if (!m || !model) {
+      groups.set(value, { title: value === 'admin' ? 'Administration' : value, other: choice });
+      continue;
+    }
+    const group = groups.get(model.name) ?? { title: model.title.charAt(0).toUpperCase() + model.title.slice(1) };
+    if (m[2] === 'read') group.read = choice;
+    else group.write = choice;
+    groups.set(model.name, group);
+  }
+  return [...groups.values()];
+}
+
+export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string, choices?: ConsentChoices) {
   const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
   const validities = validityChoices(ctx);
   pageHeaders(reply, [formTarget(req.redirectUri)]);
+  const chosenTtl = choices?.ttl !== undefined && validities.some((o) => o.seconds === choices.ttl) ? choices.ttl! : validities[0].seconds;
   return sendPage(
     reply,
     status,
@@ -59,9 +91,9 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       clientName: req.client.name,
       clientId: req.client.id,
       username: user.username,
-      scopes: req.scope.map((value) => ({ value, label: scopeLabel(ctx.collections, value) })),
+      groups: consentGroups(ctx, req, choices),
       validities,
-      chosenTtl: validities[0].seconds,
+      chosenTtl,
       redirectTarget: new URL(req.redirectUri).origin !== 'null' ? new URL(req.redirectUri).origin : req.redirectUri,
       request: { request: req.raw },
       csrf,

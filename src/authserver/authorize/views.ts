@@ -28,7 +28,16 @@ legend{padding:0;margin-bottom:.5rem;font-weight:600}
 .choice input{margin:.3rem 0 0;width:1.05rem;height:1.05rem;accent-color:var(--accent);flex:none}
 .choice span{display:block}
 .choice code{display:block;font-size:.8rem;color:var(--muted)}
-.options{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.5rem}
+.options{display:grid;grid-template-columns:repeat(4,minmax(0,1fr));gap:.5rem}
+.perms{border:1px solid var(--line);border-radius:8px}
+.perm{display:grid;grid-template-columns:minmax(0,1fr) 5.5rem 5.5rem;align-items:center;gap:.5rem;padding:.45rem .75rem;border-top:1px solid var(--line)}
+.perm:first-child{border-top:0}
+.perm-name{font-weight:600;overflow-wrap:anywhere}
+.tick{display:flex;align-items:center;gap:.4rem;cursor:pointer}
+.tick input{width:1.05rem;height:1.05rem;margin:0;accent-color:var(--accent)}
+.vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.actions.sticky button{flex:1 1 5.5rem;padding:.65rem .5rem}
+.actions.sticky{position:sticky;bottom:0;z-index:1;background:var(--card);margin:1rem -.25rem 0;padding:.75rem .25rem;border-top:1px solid var(--line)}
 .options .choice{margin:0;align-items:center}
 .options .choice input{margin:0}
 .actions{display:flex;gap:.75rem;margin-top:1.5rem;flex-wrap:wrap}
@@ -55,7 +64,7 @@ button.danger{border-color:var(--danger);color:var(--danger)}
 .notice{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--line)}
 main.wide{max-width:36rem}
 pre.snippet{margin:0 0 1rem;padding:.75rem;border:1px solid var(--line);border-radius:8px;font-size:.8rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere}
-@media (max-width:30rem){main{padding:1.25rem;border-radius:10px}body{padding:.75rem;align-items:flex-start}}
+@media (max-width:30rem){main{padding:1.25rem;border-radius:10px}body{padding:.75rem;align-items:flex-start}.options{grid-template-columns:repeat(2,minmax(0,1fr))}.perm{grid-template-columns:minmax(0,1fr) 4.5rem 4.5rem}}
 `.trim();
 
 const CSS_HASH = `sha256-${createHash('sha256').update(CSS).digest('base64')}`;
@@ -127,13 +136,28 @@ ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'login' })}
   );
 }
 
+export interface ScopeChoice {
+  value: string;
+  /** The scope in words ("Read your zoos"). */
+  label: string;
+  checked: boolean;
+}
+
+/** One row of the consent page: a collection with its Read and Write choices (or a scope of its own, like admin). */
+export interface ScopeGroup {
+  title: string;
+  read?: ScopeChoice;
+  write?: ScopeChoice;
+  other?: ScopeChoice;
+}
+
 export interface ConsentView {
   action: string;
   accountUrl: string;
   clientName: string;
   clientId: string;
   username: string;
-  scopes: { value: string; label: string }[];
+  groups: ScopeGroup[];
   validities: { seconds: number; label: string }[];
   chosenTtl: number;
   redirectTarget: string;
@@ -143,12 +167,20 @@ export interface ConsentView {
 }
 
 export function consentPage(v: ConsentView): string {
-  const scopes = v.scopes
-    .map(
-      (s, i) => `<label class="choice" for="scope-${i}"><input type="checkbox" id="scope-${i}" name="scope" value="${escapeHtml(s.value)}" checked>
-<span>${escapeHtml(s.label)} <code>${escapeHtml(s.value)}</code></span></label>`,
+  let n = 0;
+  const tick = (c: ScopeChoice | undefined, word: string) => {
+    if (!c) return '<span class="tick none" aria-hidden="true"></span>';
+    const id = `scope-${n++}`;
+    return `<label class="tick" for="${id}"><input type="checkbox" id="${id}" name="scope" value="${escapeHtml(c.value)}"${c.checked ? ' checked' : ''}> ${word}<span class="vh">: ${escapeHtml(c.label)} (${escapeHtml(c.value)})</span></label>`;
+  };
+  const rows = v.groups
+    .map((g) =>
+      g.other
+        ? `<div class="perm"><span class="perm-name">${escapeHtml(g.title)}</span>${tick(g.other, 'Allow')}<span class="tick none" aria-hidden="true"></span></div>`
+        : `<div class="perm"><span class="perm-name">${escapeHtml(g.title)}</span>${tick(g.read, 'Read')}${tick(g.write, 'Write')}</div>`,
     )
     .join('\n');
+  const hasRead = v.groups.some((g) => g.read);
   const validities = v.validities
     .map(
       (o, i) => `<label class="choice" for="ttl-${i}"><input type="radio" id="ttl-${i}" name="ttl" value="${o.seconds}"${o.seconds === v.chosenTtl ? ' checked' : ''}>
@@ -164,7 +196,9 @@ ${v.error ? `<p class="alert" role="alert">${escapeHtml(v.error)}</p>` : ''}
 ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'consent' })}
 <fieldset>
 <legend>Permissions</legend>
-${scopes}
+<div class="perms">
+${rows}
+</div>
 </fieldset>
 <fieldset>
 <legend>Valid for</legend>
@@ -172,8 +206,9 @@ ${scopes}
 ${validities}
 </div>
 </fieldset>
-<div class="actions">
+<div class="actions sticky">
 <button type="submit" name="decision" value="allow" class="primary">Allow</button>
+${hasRead ? '<button type="submit" name="decision" value="allow_read">Read only</button>' : ''}
 <button type="submit" name="decision" value="deny">Deny</button>
 </div>
 </form>
@@ -182,6 +217,7 @@ ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'logout' })}
 <button type="submit" class="link">Not ${escapeHtml(v.username)}? Sign in as someone else</button>
 </form>
 <p class="target">Client id <code>${escapeHtml(v.clientId)}</code>. After your choice you will be sent to ${escapeHtml(v.redirectTarget)}. <a href="${escapeHtml(v.accountUrl)}">Your account</a> lists what you authorized and takes it back.</p>`,
+    true,
   );
 }
 
