@@ -88,7 +88,7 @@ export function buildCollections(collections: Record<string, CollectionConfig>):
       sort: [...new Set([...SYSTEM_SORT_FIELDS, ...c.sort])],
       columns: columnFields.map((field) => fieldColumn(field, properties[field])),
       search: [...new Set(c.search)],
-      indexes: c.indexes.map((fields) => [...fields]),
+      indexes: (c.indexes ?? []).map((fields) => [...fields]),
       attachments: c.attachments ? { maxBytes: c.attachments.maxBytes, types: c.attachments.types } : null,
       validate: ajv.compile(schema),
     });

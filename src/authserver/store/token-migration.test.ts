@@ -19,7 +19,8 @@ async function tokensSurviveTheSelectorMigration(store: Store) {
   const row = (hash: string) => ({ hash, grant_id: null, client_id: 'c', subject: 'client:c', scope: 'zoos:read', token_type: 'bearer', key_id: null, expires_at: now + 3_600_000, revoked_at: null, created_at: now });
   await db.insertInto('access_tokens').values(row(sha256(legacy))).execute();
 
-  assert.deepEqual(await migrateCore(store), ['0003_access_token_selector', '0004_admins_and_holder_indexes']);
+  // 0003 onwards (later migrations follow it).
+  assert.deepEqual((await migrateCore(store)).slice(0, 2), ['0003_access_token_selector', '0004_admins_and_holder_indexes']);
   const found = await activeAccessToken(store, accessTokenKey(legacy));
   assert.equal(found?.subject, 'client:c', 'a token issued before the migration is still valid');
   assert.equal(found?.tokenHash, sha256(legacy));
