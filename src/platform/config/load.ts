@@ -47,7 +47,7 @@ export class ConfigError extends Error {
   }
 }
 
-const RESERVED_COLLECTIONS = new Set(['jobs', 'openapi', 'health', 'oauth']);
+const RESERVED_COLLECTIONS = new Set(['jobs', 'openapi', 'health', 'oauth', 'docs', 'events']);
 
 export const DEMO_CONFIG = fileURLToPath(new URL('../../../examples/zoo/gatehouse.yaml', import.meta.url));
 
