@@ -37,6 +37,7 @@ import {
   seedZoos,
   startBaseline,
   startGatehouse,
+  BENCH_ORIGIN,
   type BulkLoad,
   type Gatehouse,
 } from './lib/gatehouse.js';
@@ -278,6 +279,8 @@ async function main(): Promise<void> {
       ? [{ key: 'fastify-get', label: 'minimal Fastify over https, fixed JSON (GET)', server: fastify, work: { url: fastify.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') }]
       : []),
     { key: 'gatehouse-get', label: 'gatehouse GET /v1/zoos/{id} (bearer)', server: g.server, work: { url: g.server.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
+    // Issue 13: the same from a browser page of the client's origin (CORS headers in the answer).
+    { key: 'gatehouse-get-origin', label: 'gatehouse GET /v1/zoos/{id} with Origin (CORS)', server: g.server, work: { url: g.server.url, method: 'GET', headers: { ...bearer, origin: BENCH_ORIGIN }, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
     {
       key: 'gatehouse-list',
       label: 'gatehouse GET /v1/zoos?city=X&limit=20 (bearer)',
@@ -388,6 +391,8 @@ async function main(): Promise<void> {
   add('client_credentials tokens/s vs oidc-provider', 'issue 3', tokVsOidc, fmtRatio, '≥ 2×', tokVsOidc >= 2, cpuRatio('gatehouse-token', 'oidc-token'));
   add('filtered list query uses an index', 'issue 2', planUsesIndex ? 1 : 0, (n) => (n ? 'SEARCH … USING INDEX' : 'SCAN'), 'no full scan', planUsesIndex);
   addBulkCheck(checks);
+  const corsCost = (by.get('gatehouse-get-origin')?.cpuPerRequest ?? NaN) / (by.get('gatehouse-get')?.cpuPerRequest ?? NaN);
+  add('GET by id with Origin (CORS): server CPU/req vs without', 'issue 13', corsCost, fmtRatio, '≤ 1.03×', corsCost <= 1.03);
   if (baseline) {
     // Server CPU per request of this build over the baseline's (1.00 = the same cost; above = more).
     const cost = (a: string, b: string) => (by.get(a)?.cpuPerRequest ?? NaN) / (by.get(b)?.cpuPerRequest ?? NaN);

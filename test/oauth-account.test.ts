@@ -119,3 +119,21 @@ test('the login and consent pages link to the account page; JSON clients get JSO
   assert.equal(typeof json.body.error, 'string');
   await sleep(0);
 });
+
+test('the consent and account pages show a client\'s home page; the consent page says when the operator has not verified it', async () => {
+  addClient(server, 'homely', ['--name', 'Homely', '--uri', 'https://homely.example/about', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+  addClient(server, 'vouched', ['--name', 'Vouched', '--verified', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+  const jar = new CookieJar();
+  const { signIn } = await import('./helpers/oauth.js');
+  const homely = await signIn(server, jar, '/oauth/authorize?response_type=code&client_id=homely&scope=zoos%3Aread', 'bob', 'bob-password-1');
+  assert.match(homely.html, /Home page: <strong class="client">homely\.example<\/strong>/);
+  assert.match(homely.html, /has not verified this application/);
+  const vouched = await signIn(server, jar, '/oauth/authorize?response_type=code&client_id=vouched&scope=zoos%3Aread', 'bob', 'bob-password-1');
+  assert.doesNotMatch(vouched.html, /has not verified/);
+  assert.doesNotMatch(vouched.html, /Home page:/);
+  const listed = JSON.parse(server.cli(['client', 'list', '--json']).stdout) as { client_id: string; uri: string | null; verified: boolean }[];
+  assert.deepEqual(listed.filter((c) => c.client_id === 'homely' || c.client_id === 'vouched').map((c) => [c.client_id, c.uri, c.verified]), [['homely', 'https://homely.example/about', false], ['vouched', null, true]]);
+  const bad = server.cli(['client', 'add', 'bad-uri', '--uri', 'javascript:alert(1)', '--grant', 'client_credentials']);
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--uri/);
+});

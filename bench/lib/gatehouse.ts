@@ -15,6 +15,8 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.resolve(process.env.BENCH_CLI ?? path.join(ROOT, 'dist/cli/main.js'));
 
 export const CLIENT_ID = 'bench';
+/** The bench client's browser origin (CORS). */
+export const BENCH_ORIGIN = 'https://bench-app.example';
 export const CLIENT_SECRET = 'bench-secret-' + randomBytes(24).toString('base64url');
 /** Every scope the bench client needs; the zoos belong to its subject (the client id). */
 const SCOPE = 'zoos:read zoos:write';
@@ -143,7 +145,10 @@ export async function startGatehouse(workDir: string, log: (line: string) => voi
   const configFile = path.join(workDir, 'gatehouse.json');
   writeFileSync(configFile, JSON.stringify(benchConfig(), null, 2));
 
-  const added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir, databaseUrl);
+  // A browser origin too, so that a request with Origin gets the full CORS answer (issue 13's case).
+  // (A build from before --origin existed, as BENCH_CLI may name, registers it without.)
+  let added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE, '--origin', BENCH_ORIGIN], configFile, dataDir, databaseUrl);
+  if (added.status !== 0 && /--origin/.test(added.stderr)) added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir, databaseUrl);
   const clientAdded = added.status === 0;
   if (!clientAdded) log(`  \`gatehouse client add\` failed (${(added.stderr || added.stdout).trim().split('\n')[0]})`);
 

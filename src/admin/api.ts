@@ -90,7 +90,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         GET: async () => (await listClients(ctx)).map(describeClient),
         POST: async (request, reply) => {
           const b = body(request);
-          fields(b, { client_id: 'string', name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', public: 'boolean', client_secret: 'string', origins: 'string[]' });
+          fields(b, { client_id: 'string', name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', public: 'boolean', client_secret: 'string', origins: 'string[]', uri: 'string|null', verified: 'boolean' });
           if (typeof b.client_id !== 'string') throw badRequest('Invalid request body', { client_id: 'is required' });
           const { client, secret } = await model(() =>
             registerClient(ctx, {
@@ -103,6 +103,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
               scope: (b.scope as string | null | undefined) ?? null,
               tokenType: b.token_type as string | undefined,
               origins: (b.origins as string[] | undefined) ?? [],
+              uri: (b.uri as string | null | undefined) ?? null,
+              verified: b.verified === true,
             }),
           );
           return created(reply, `/clients/${encodeURIComponent(client.id)}`, { ...describeClient(client), ...(secret === null ? {} : { client_secret: secret }) });
@@ -123,7 +125,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         GET: async (request) => describeClient(await clientOr404(request)),
         PATCH: async (request) => {
           const b = body(request);
-          fields(b, { name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', origins: 'string[]' });
+          fields(b, { name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', origins: 'string[]', uri: 'string|null', verified: 'boolean' });
           const changes: ClientChanges = {
             name: b.name as string | undefined,
             redirectUris: b.redirect_uris as string[] | undefined,
@@ -131,6 +133,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
             scope: b.scope as string | null | undefined,
             tokenType: b.token_type as string | undefined,
             origins: b.origins as string[] | undefined,
+            uri: b.uri as string | null | undefined,
+            verified: b.verified as boolean | undefined,
           };
           const updated = await model(() => updateClient(ctx, (request.params as { id: string }).id, changes));
           if (!updated) throw notFound('No such client', { client_id: 'does not exist' });

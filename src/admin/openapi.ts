@@ -29,6 +29,8 @@ const Client: Obj = {
     scope: { type: ['string', 'null'], description: 'Space-separated; null: every collection scope' },
     token_type: { type: 'string', enum: ['bearer', 'mac'] },
     origins: { type: 'array', items: { type: 'string' }, description: 'Browser origins allowed to call with its tokens (CORS): its redirect URIs\' origins and the ones registered' },
+    uri: { type: ['string', 'null'], description: 'Its home page, shown on the consent and account pages' },
+    verified: { type: 'boolean', description: 'The operator vouches for it (no "not verified" note on the consent page)' },
     created_at: { type: 'string', format: 'date-time' },
     client_secret: { type: 'string', description: 'Only in the answer to a create or a secret rotation' },
   },
@@ -46,6 +48,8 @@ const NewClient: Obj = {
     scope: { type: ['string', 'null'] },
     token_type: { type: 'string', enum: ['bearer', 'mac'] },
     origins: { type: 'array', items: { type: 'string' }, description: 'Browser origins beyond the redirect URIs\' (scheme://host[:port])' },
+    uri: { type: ['string', 'null'] },
+    verified: { type: 'boolean' },
   },
 };
 const User: Obj = {

@@ -12,6 +12,8 @@ interface ClientOptions extends CommonOptions {
   tokenType: string;
   name?: string;
   origin: string[];
+  uri?: string;
+  verified?: boolean;
 }
 
 const CLIENT_COLUMNS: Column[] = ['client_id', 'name', 'type', 'grant_types', { key: 'scope', show: (v) => (v === null ? '(every scope)' : cell(v)) }, 'token_type', 'created_at'];
@@ -27,6 +29,7 @@ const FLAGS: Record<string, string> = {
   token_type: '--token-type',
   name: '--name',
   origins: '--origin',
+  uri: '--uri',
 };
 
 export function clientCommand(program: Command): void {
@@ -41,6 +44,8 @@ export function clientCommand(program: Command): void {
     .option('--scope <scope>', 'the scopes it may request, space-separated (default: every scope)')
     .option('--token-type <type>', 'bearer | mac', 'bearer')
     .option('--name <name>', 'display name shown on the consent page (default: the client id)')
+    .option('--uri <url>', 'its home page, shown (as its host) on the consent and account pages')
+    .option('--verified', 'you vouch for this application: the consent page shows no "not verified" note')
     .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
     .action(async (id: string, opts: ClientOptions) => {
       await withContext(opts, async (ctx) => {
@@ -55,6 +60,8 @@ export function clientCommand(program: Command): void {
             scope: opts.scope ?? null,
             tokenType: opts.tokenType,
             origins: opts.origin,
+            uri: opts.uri ?? null,
+            verified: opts.verified === true,
           }),
         );
         const out = describeClient(created);

@@ -73,6 +73,7 @@ export async function ensureDemoDeployment(ctx: AppContext): Promise<string[]> {
   const { secret } = await registerClient(ctx, {
     id: DEMO_CLIENT,
     name: 'Demo app',
+    verified: true,
     public: false,
     redirectUris: [redirectUri],
     grantTypes: ['authorization_code', 'password', 'client_credentials', 'refresh_token'],

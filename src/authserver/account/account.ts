@@ -41,6 +41,7 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
         grantId: g.id,
         clientId: g.client_id,
         clientName: client?.name ?? g.client_id,
+        clientHost: client?.uri ? new URL(client.uri).host : null,
         scopes: g.scope.split(' ').filter(Boolean).map((s) => scopeLabel(ctx.collections, s)),
         granted: when(created),
         expires: `${when(expires)} (valid for ${describeDuration(Math.round((expires - created) / 1000))})`,

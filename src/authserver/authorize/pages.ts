@@ -89,6 +89,8 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       action: authorizePath(ctx),
       accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`,
       clientName: req.client.name,
+      clientHost: req.client.uri ? new URL(req.client.uri).host : null,
+      clientVerified: req.client.verified,
       clientId: req.client.id,
       username: user.username,
       groups: consentGroups(ctx, req, choices),

@@ -61,6 +61,7 @@ ul.apps dl{margin:0 0 .6rem;display:grid;grid-template-columns:max-content minma
 ul.apps dd{margin:0}
 ul.apps button{flex:none;padding:.45rem .9rem;font-size:.9rem}
 button.danger{border-color:var(--danger);color:var(--danger)}
+.note{margin:0 0 1rem;padding:.5rem .75rem;border-left:3px solid var(--muted);font-size:.92rem;color:var(--muted)}
 .notice{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--line)}
 main.wide{max-width:36rem}
 pre.snippet{margin:0 0 1rem;padding:.75rem;border:1px solid var(--line);border-radius:8px;font-size:.8rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -155,6 +156,9 @@ export interface ConsentView {
   action: string;
   accountUrl: string;
   clientName: string;
+  /** The host of the client's home page, when it registered one. */
+  clientHost: string | null;
+  clientVerified: boolean;
   clientId: string;
   username: string;
   groups: ScopeGroup[];
@@ -190,6 +194,7 @@ export function consentPage(v: ConsentView): string {
   return layout(
     'Authorize access',
     `<h1><strong class="client">${escapeHtml(v.clientName)}</strong> wants to access your data</h1>
+${v.clientHost ? `<p class="muted">Home page: <strong class="client">${escapeHtml(v.clientHost)}</strong></p>` : ''}${v.clientVerified ? '' : '<p class="note">The operator of this gatehouse has not verified this application. Allow only if you trust it.</p>'}
 <p class="muted">Signed in as <strong>${escapeHtml(v.username)}</strong>. Choose what to allow and for how long.</p>
 ${v.error ? `<p class="alert" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(v.action)}">
@@ -282,6 +287,7 @@ ${hiddenFields({ csrf_token: v.csrf, action: 'signin' })}
 export interface AuthorizedApp {
   grantId: string;
   clientName: string;
+  clientHost: string | null;
   clientId: string;
   scopes: string[];
   granted: string;
@@ -307,7 +313,7 @@ export function accountPage(v: AccountView): string {
 ${v.apps
   .map(
     (a) => `<li>
-<p class="app-name">${escapeHtml(a.clientName)}${a.clientName === a.clientId ? '' : ` <span class="muted">(${escapeHtml(a.clientId)})</span>`}</p>
+<p class="app-name">${escapeHtml(a.clientName)}${a.clientName === a.clientId ? '' : ` <span class="muted">(${escapeHtml(a.clientId)})</span>`}${a.clientHost ? ` <span class="muted">· ${escapeHtml(a.clientHost)}</span>` : ''}</p>
 <ul class="scopes">${a.scopes.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>
 <dl><dt>Granted</dt><dd>${escapeHtml(a.granted)}</dd><dt>Expires</dt><dd>${escapeHtml(a.expires)}</dd><dt>Last used</dt><dd>${escapeHtml(a.lastUsed)}</dd></dl>
 <form method="post" action="${escapeHtml(v.action)}">

@@ -37,6 +37,10 @@ export interface NewClient {
   tokenType?: string;
   /** Browser origins beyond those of the redirect URIs (CORS), e.g. an SPA that uses client_credentials' sibling flows. */
   origins?: string[];
+  /** Its home page (https or loopback http), shown to users on the consent and account pages. */
+  uri?: string | null;
+  /** The operator vouches for it (no "not verified" note on the consent page). */
+  verified?: boolean;
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -90,6 +94,11 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
     const problem = originProblem(origin);
     if (problem) bad('origins', problem);
   }
+  const uri = input.uri ?? null;
+  if (uri !== null) {
+    const problem = redirectUriProblem(uri);
+    if (problem || !/^https?:$/.test(new URL(uri).protocol)) bad('uri', problem ?? `${uri}: a home page is an http(s) URL`);
+  }
   const name = input.name?.trim();
   if (input.name !== undefined && (name === '' || input.name.length > 100)) bad('name', 'must be 1-100 characters');
   let scope: string | null = null;
@@ -102,7 +111,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true };
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
@@ -148,7 +157,7 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 }
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
-export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins'>>;
+export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified'>>;
 
 /**
  * Changes a client under the same rules as registering one (checked on the result). Every
@@ -168,6 +177,8 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       scope: changes.scope === undefined ? record.scope : changes.scope,
       tokenType: changes.tokenType ?? record.tokenType,
       origins: changes.origins ?? record.origins,
+      uri: changes.uri === undefined ? record.uri : changes.uri,
+      verified: changes.verified ?? record.verified,
     });
     const updated: Client = {
       ...toClient(record),
@@ -177,6 +188,8 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       scope: checked.scope,
       tokenType: checked.tokenType,
       origins: checked.origins,
+      uri: checked.uri,
+      verified: checked.verified,
     };
     await updateClientRecord(tx, updated);
     tx.afterCommit(() => announceRevocation(ctx));
@@ -226,6 +239,8 @@ export function describeClient(client: Client): Record<string, unknown> {
     scope: client.scope,
     token_type: client.tokenType,
     origins: originsOf(client),
+    uri: client.uri,
+    verified: client.verified,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

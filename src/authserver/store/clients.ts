@@ -20,6 +20,10 @@ export interface ClientRecord {
   createdAt: number;
   /** Origins registered with --origin (the redirect URIs' own origins are added to them for CORS). */
   origins: string[];
+  /** Its home page (https), shown to users; null when none was given. */
+  uri: string | null;
+  /** The operator vouches for it: the consent page shows no "not verified" note. */
+  verified: boolean;
 }
 
 /** Every origin a browser may call from for this client: its redirect URIs' origins and its --origin ones. */
@@ -39,6 +43,8 @@ function fromRow(row: ClientsTable): ClientRecord {
     tokenType: row.token_type,
     createdAt: Number(row.created_at),
     origins: JSON.parse(row.origins ?? '[]') as string[],
+    uri: row.uri ?? null,
+    verified: Number(row.verified ?? 0) === 1,
   };
 }
 
@@ -91,6 +97,8 @@ export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<v
       token_type: client.tokenType,
       created_at: client.createdAt,
       origins: JSON.stringify(client.origins),
+      uri: client.uri,
+      verified: client.verified ? 1 : 0,
     })
     .execute();
   await writeOrigins(tx, client);
@@ -113,6 +121,8 @@ export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Pro
       scope: client.scope,
       token_type: client.tokenType,
       origins: JSON.stringify(client.origins),
+      uri: client.uri,
+      verified: client.verified ? 1 : 0,
     })
     .where('id', '=', client.id)
     .execute();

@@ -232,6 +232,13 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
             await db.insertInto('client_origins').values({ origin, client_id: c.id }).execute();
       },
     },
+    // The consent page shows a client's home page and whether the operator vouches for it.
+    '0006_client_uri_verified': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('clients').addColumn('uri', 'text').execute();
+        await db.schema.alterTable('clients').addColumn('verified', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      },
+    },
   };
 }
 

@@ -35,6 +35,8 @@ export interface ClientsTable {
   token_type: string; // bearer | mac
   created_at: number;
   origins: string; // JSON array: the origins given with --origin (not those of the redirect URIs)
+  uri: string | null; // the client's home page, shown on the consent and account pages
+  verified: number; // 1: the operator vouches for it (no "not verified" note on the consent page)
 }
 
 /** Every web origin of every client (its redirect URIs' and its --origin ones): who may call from a browser (CORS). */
