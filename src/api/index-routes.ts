@@ -73,7 +73,7 @@ export async function registerIndexRoutes(app: FastifyInstance, ctx: AppContext,
     await docs.register(swaggerUi, {
       routePrefix: `${v}/docs`,
       staticCSP: DOCS_CSP,
-      uiConfig: { deepLinking: true, persistAuthorization: false, tryItOutEnabled: true, displayRequestDuration: true },
+      uiConfig: { deepLinking: false, persistAuthorization: false, tryItOutEnabled: true, displayRequestDuration: true },
       initOAuth: { usePkceWithAuthorizationCodeGrant: true, scopeSeparator: ' ' },
       theme: {
         title: 'gatehouse API reference',
@@ -113,9 +113,20 @@ const ACCESSIBLE_NAMES = `(function () {
 `;
 
 /** Darker shades where Swagger UI's own colours fall below WCAG's 4.5:1 on the top bar and buttons. */
-const CONTRAST_CSS = `.swagger-ui .download-url-wrapper .download-url-button{background:#2f6b12}
-.swagger-ui .info .title small pre, .swagger-ui .version-stamp pre{background:#3d5a00}
+const CONTRAST_CSS = `.swagger-ui .topbar .download-url-wrapper .download-url-button{background:#2f6b12 !important}
+.swagger-ui .info .title small pre, .swagger-ui .version-stamp pre{background:#3d5a00 !important}
 .swagger-ui .info .url, .swagger-ui a.nostyle, .swagger-ui .info a{color:#1f5fae}
 .swagger-ui .btn.authorize{color:#1a7a4c;border-color:#1a7a4c}
 .swagger-ui .btn.authorize svg{fill:#1a7a4c}
+.swagger-ui .opblock.opblock-get .opblock-summary-method{background:#1d5a9e}
+.swagger-ui .opblock.opblock-post .opblock-summary-method{background:#1a7a4c}
+.swagger-ui .opblock.opblock-put .opblock-summary-method{background:#9a4f00}
+.swagger-ui .opblock.opblock-patch .opblock-summary-method{background:#0f6b63}
+.swagger-ui .opblock.opblock-delete .opblock-summary-method{background:#b42318}
+.swagger-ui .opblock.opblock-head .opblock-summary-method{background:#6b3fa0}
+.swagger-ui .opblock.opblock-options .opblock-summary-method{background:#3d4a5c}
+.swagger-ui .json-schema-2020-12-expand-deep-button{color:#4a4a4a !important}
+.swagger-ui .json-schema-2020-12__attribute--muted{color:#555 !important}
+.swagger-ui .json-schema-2020-12__attribute--primary{color:#4a2a8a !important}
+.swagger-ui .json-schema-2020-12-keyword__name--secondary, .swagger-ui .json-schema-2020-12-keyword__value--secondary{color:#555 !important}
 `;
