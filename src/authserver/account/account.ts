@@ -6,13 +6,13 @@ import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { changePassword, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
-import { bodyParams, type Params } from '../params.js';
+import type { Params } from '../params.js';
 import { endSession, sessionUser, startSession } from '../sessions.js';
 import { listLiveGrantRows } from '../store/grants.js';
 import { revokeGrant } from '../tokens.js';
-import { browserBinding, csrfToken, verifyCsrfToken } from '../authorize/csrf.js';
-import { pageHeaders, sendPage } from '../authorize/pages.js';
-import { accountPage, accountSignInPage, describeDuration, errorPage, type AuthorizedApp } from '../authorize/views.js';
+import { browserBinding, csrfToken } from '../authorize/csrf.js';
+import { checkedForm, pageHeaders, sendPage } from '../authorize/pages.js';
+import { accountPage, accountSignInPage, describeDuration, type AuthorizedApp } from '../authorize/views.js';
 
 // {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
 // a password change. Plain server-rendered forms (no script), each POST checked against the
@@ -73,20 +73,8 @@ export function accountGet(ctx: AppContext) {
 
 export function accountPost(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    let form: Params;
-    try {
-      form = bodyParams(request);
-    } catch {
-      pageHeaders(reply);
-      return sendPage(reply, 400, errorPage('Invalid request', 'The form could not be read.'));
-    }
-    if (!(await verifyCsrfToken(ctx, request, form.get('csrf_token')))) {
-      pageHeaders(reply);
-      return sendPage(reply, 403, errorPage('This form has expired', 'Nothing was changed. Open your account page again.'), {
-        error: 'The form token is missing or invalid; nothing was changed',
-        detail: { csrf_token: 'missing or invalid' },
-      });
-    }
+    const form = await checkedForm(ctx, request, reply, 'Nothing was changed. Open your account page again.');
+    if (!form) return reply;
     const action = form.get('action');
     if (action === 'signin') return accountSignIn(ctx, request, reply, form);
     const user = await sessionUser(ctx, request);

@@ -3,12 +3,11 @@ import type { AppContext } from '../../contract/context.js';
 import { OAuthError } from '../../platform/http/errors.js';
 import { prefersJson } from '../../platform/http/negotiation.js';
 import { audit } from '../audit.js';
-import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params.js';
+import { parseUrlEncoded, queryParams } from '../params.js';
 import { endSession, sessionUser } from '../sessions.js';
-import { verifyCsrfToken } from './csrf.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login } from './login.js';
-import { authorizePath, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
+import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { errorPage } from './views.js';
 import { grantableTo } from '../scope-request.js';
@@ -87,18 +86,9 @@ export function authorizeGet(ctx: AppContext) {
 
 export function authorizePost(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    let form: Params;
-    try {
-      form = bodyParams(request);
-    } catch {
-      pageHeaders(reply);
-      return sendPage(reply, 400, errorPage('Invalid request', 'The form could not be read.'));
-    }
+    const form = await checkedForm(ctx, request, reply, 'Go back to the application and start again.');
+    if (!form) return reply;
     const raw = form.repeated.has('request') ? '' : (form.values.get('request') ?? '');
-    if (!(await verifyCsrfToken(ctx, request, form.get('csrf_token')))) {
-      pageHeaders(reply);
-      return sendPage(reply, 403, errorPage('This form has expired', 'Go back to the application and start again.'));
-    }
     return guarded(
       ctx,
       request,

@@ -2,11 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { prefersJson } from '../../platform/http/negotiation.js';
 import type { AppContext } from '../../contract/context.js';
 import { scopeLabel } from '../../contract/scopes.js';
-import { browserBinding, csrfToken } from './csrf.js';
+import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
+import { bodyParams, type Params } from '../params.js';
 import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
 import type { User } from '../model/users.js';
-import { consentPage, type ScopeGroup, describeDuration, loginPage, pageSecurityPolicy } from './views.js';
+import { consentPage, type ScopeGroup, describeDuration, errorPage, loginPage, pageSecurityPolicy } from './views.js';
 
 // Rendering the login and consent pages with the headers every page of the flow carries.
 
@@ -102,6 +103,28 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       error,
     }),
   );
+}
+
+/**
+ * The form of a page's POST, checked: unreadable → a 400 page; without this browser's form token
+ * (CSRF) → a 403 page saying `whatNow`, nothing done. Null when the refusal was sent.
+ */
+export async function checkedForm(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, whatNow: string): Promise<Params | null> {
+  let form: Params;
+  try {
+    form = bodyParams(request);
+  } catch {
+    pageHeaders(reply);
+    sendPage(reply, 400, errorPage('Invalid request', 'The form could not be read.'));
+    return null;
+  }
+  if (await verifyCsrfToken(ctx, request, form.get('csrf_token'))) return form;
+  pageHeaders(reply);
+  sendPage(reply, 403, errorPage('This form has expired', whatNow), {
+    error: 'The form token is missing or invalid; nothing was changed',
+    detail: { csrf_token: 'missing or invalid' },
+  });
+  return null;
 }
 
 /** Runs a step of the flow, turning its errors into a page, a JSON error or a redirect to the client. */
