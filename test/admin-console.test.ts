@@ -220,6 +220,31 @@ test('the secret is shown once: on the answer to registering and to rotating, ne
   assert.equal((await page(server, jar, '/admin/clients/once/delete', { csrf_token: csrf })).status, 303);
 });
 
+test('a client\'s browser origins, home page and verification are set in the console and shown on its page', async () => {
+  const bad = await page(server, jar, '/admin/clients', { csrf_token: csrf, client_id: 'spa-c', type: 'public', grant_types: 'authorization_code', redirect_uris: 'https://spa.example/cb', origins: 'https://spa.example/path', token_type: 'bearer' });
+  assert.equal(bad.status, 400);
+  assert.match(bad.html, /id="f-origins-error">[^<]*is not an origin/);
+  const made = await page(server, jar, '/admin/clients', {
+    csrf_token: csrf,
+    client_id: 'spa-c',
+    type: 'public',
+    grant_types: 'authorization_code',
+    redirect_uris: 'https://spa.example/cb',
+    origins: 'https://other.example\nhttp://127.0.0.1:5173',
+    uri: 'https://spa.example/about',
+    verified: 'yes',
+    token_type: 'bearer',
+  });
+  assert.equal(made.status, 201, made.html);
+  const shown = await page(server, jar, '/admin/clients/spa-c');
+  assert.match(shown.html, /<code>https:\/\/other\.example<\/code><br><code>http:\/\/127\.0\.0\.1:5173<\/code>/);
+  assert.match(shown.html, /<dt>Home page<\/dt><dd><code>https:\/\/spa\.example\/about<\/code>/);
+  assert.match(shown.html, /<dt>Verified<\/dt><dd>yes/);
+  const api = JSON.parse(server.cli(['client', 'list', '--json']).stdout).find((c: { client_id: string }) => c.client_id === 'spa-c');
+  assert.deepEqual(api.origins, ['https://spa.example', 'https://other.example', 'http://127.0.0.1:5173']);
+  assert.equal((await page(server, jar, '/admin/clients/spa-c/delete', { csrf_token: csrf })).status, 303);
+});
+
 test('sign-out ends the session on the server: the old cookie no longer works', async () => {
   const { jar: mine, csrf: token } = await consoleSignIn('root', 'root-password-1');
   const stolen = mine.cookies.get('gatehouse_admin')!;

@@ -20,6 +20,9 @@ function valuesOf(form: Params, current?: ClientFormValues): ClientFormValues {
     grant_types: form.all('grant_types'),
     scope: (form.get('scope') ?? '').trim(),
     token_type: form.get('token_type') ?? 'bearer',
+    origins: form.values.get('origins') ?? '',
+    uri: (form.get('uri') ?? '').trim(),
+    verified: form.get('verified') === 'yes',
   };
 }
 
@@ -58,6 +61,9 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
             grantTypes: v.grant_types,
             scope: v.scope || null,
             tokenType: v.token_type,
+            origins: lines(v.origins),
+            uri: v.uri || null,
+            verified: v.verified,
           }),
         'client_id',
       );
@@ -91,6 +97,9 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
             grantTypes: v.grant_types,
             scope: v.scope || null,
             tokenType: v.token_type,
+            origins: lines(v.origins),
+            uri: v.uri || null,
+            verified: v.verified,
           }),
         'client_id',
       );

@@ -82,6 +82,9 @@ export interface ClientFormValues {
   grant_types: string[];
   scope: string;
   token_type: string;
+  origins: string;
+  uri: string;
+  verified: boolean;
 }
 
 export function clientFormValues(client: Client): ClientFormValues {
@@ -93,10 +96,13 @@ export function clientFormValues(client: Client): ClientFormValues {
     grant_types: client.grantTypes,
     scope: client.scope ?? '',
     token_type: client.tokenType,
+    origins: client.origins.join('\n'),
+    uri: client.uri ?? '',
+    verified: client.verified,
   };
 }
 
-export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer' };
+export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false };
 
 function clientFields(v: ClientFormValues, errors: Errors, knownScopes: string[], creating: boolean): Html {
   return html`${creating ? field({ name: 'client_id', label: 'Client id', value: v.client_id, required: true, hint: '1–128 letters, digits or . _ ~ -; it cannot change later.', error: errors.client_id }) : ''}
@@ -118,6 +124,9 @@ ${
 }
 ${choices({ name: 'grant_types', legend: 'Grants', type: 'checkbox', options: GRANT_TYPES.map((g) => ({ value: g, label: g })), chosen: v.grant_types, error: errors.grant_types })}
 ${field({ name: 'redirect_uris', label: 'Redirect URIs', value: v.redirect_uris, multiline: true, hint: 'One per line; absolute, no fragment; plain http only for 127.0.0.1, [::1] and localhost. Needed for authorization_code and implicit.', error: errors.redirect_uris })}
+${field({ name: 'origins', label: 'Browser origins', value: v.origins, multiline: true, hint: 'One per line (https://app.example): pages that may call with its tokens (CORS), beside its redirect URIs\' origins.', error: errors.origins })}
+${field({ name: 'uri', label: 'Home page', value: v.uri, hint: 'Shown to users (as its host) on the consent and account pages.', error: errors.uri })}
+${choices({ name: 'verified', legend: 'Verified', type: 'checkbox', options: [{ value: 'yes', label: 'I vouch for this application (no "not verified" note on the consent page)' }], chosen: v.verified ? ['yes'] : [], error: errors.verified })}
 ${field({ name: 'scope', label: 'Scope', value: v.scope, hint: `Space-separated. Empty: the client may ask for every scope. Known: ${knownScopes.join(' ')}`, error: errors.scope })}
 ${choices({
   name: 'token_type',
@@ -176,6 +185,9 @@ export function clientProps(c: Client): Html {
 <dt>Redirect URIs</dt><dd>${c.redirectUris.length ? c.redirectUris.map((u, i) => html`${i ? html`<br>` : ''}<code>${u}</code>`) : html`<span class="muted">none</span>`}</dd>
 <dt>Scope</dt><dd>${c.scope === null ? html`<span class="muted">every scope</span>` : html`<code>${c.scope}</code>`}</dd>
 <dt>Token type</dt><dd>${c.tokenType}</dd>
+<dt>Browser origins</dt><dd>${c.origins.length ? c.origins.map((o, i) => html`${i ? html`<br>` : ''}<code>${o}</code>`) : html`<span class="muted">only its redirect URIs'</span>`}</dd>
+<dt>Home page</dt><dd>${c.uri ? html`<code>${c.uri}</code>` : html`<span class="muted">none</span>`}</dd>
+<dt>Verified</dt><dd>${c.verified ? 'yes' : 'no'}</dd>
 <dt>Registered</dt><dd>${when(c.createdAt)}</dd>
 </dl>`;
 }
