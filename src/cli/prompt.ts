@@ -43,8 +43,9 @@ export function askHidden(questions: readonly string[]): Promise<string[]> {
         }
       }
     };
-    process.stderr.write(questions[0]);
+    // Echo off before the question appears: whatever is typed (or pasted) after it stays hidden.
     stdin.setRawMode(true);
+    process.stderr.write(questions[0]);
     stdin.setEncoding('utf8');
     stdin.on('data', onData);
     stdin.resume();
