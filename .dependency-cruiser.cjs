@@ -16,14 +16,14 @@ module.exports = {
       severity: 'error',
       comment: 'platform/ (http, store, config, crypto) is the bottom layer.',
       from: { path: '^src/platform/' },
-      to: { path: '^src/(contract|api|authserver|admin|main|cli)/' },
+      to: { path: '^src/(contract|api|authserver|admin|main|cli|webhooks)/' },
     },
     {
       name: 'contract-imports-only-platform',
       severity: 'error',
       comment: 'The shared contract sits between the servers and the platform.',
       from: { path: '^src/contract/' },
-      to: { path: '^src/(api|authserver|admin|main|cli)/' },
+      to: { path: '^src/(api|authserver|admin|main|cli|webhooks)/' },
     },
     {
       name: 'servers-stay-apart',
@@ -38,6 +38,25 @@ module.exports = {
       comment: 'The admin API and console use both servers (their models, never their stores) and are used by no one but main.',
       from: { path: '^src/admin/' },
       to: { path: '^src/(main|cli)/' },
+    },
+    {
+      name: 'webhooks-over-the-contract',
+      severity: 'error',
+      comment: 'Webhooks (delivery of the outbox) stand beside the servers: they use the contract and the platform, and are used by admin, main and cli.',
+      from: { path: '^src/webhooks/' },
+      to: { path: '^src/(api|authserver|admin|main|cli)/' },
+    },
+    {
+      name: 'only-the-top-uses-webhooks',
+      severity: 'error',
+      from: { path: '^src/(api|authserver|contract|platform)/' },
+      to: { path: '^src/webhooks/' },
+    },
+    {
+      name: 'webhooks-store-stays-in-webhooks',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/webhooks/' },
+      to: { path: '^src/webhooks/store/' },
     },
     {
       name: 'main-below-cli',

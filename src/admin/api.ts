@@ -10,6 +10,10 @@ import { Authenticator } from '../api/access/authenticate.js';
 import { describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type ClientChanges } from '../authserver/model/clients.js';
 import { changePassword, createUser, describeUser, findUserById, findUserByUsername, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../authserver/model/users.js';
 import { findGrant, listGrants, revokeGrant } from '../authserver/tokens.js';
+import { addWebhook, describeWebhook, findWebhook, listWebhooks, removeWebhook, updateWebhook, webhookDeliveries } from '../webhooks/webhooks.js';
+import { EVENT_TYPES, EventSelection, eventJson } from '../contract/event-bus.js';
+import { feedPage, nextLink, parseFeedQuery, requireRetained, streamEvents, wantsStream } from '../api/events.js';
+import { requireJsonAccept } from '../platform/http/negotiation.js';
 
 // The admin API, {base_url}/admin/v1 (DESIGN.md "Administration"): clients, users, grants and
 // maintenance with SPEC's JSON conventions. A bearer token with the `admin` scope is required (no
@@ -64,6 +68,9 @@ async function userByKey(ctx: AppContext, key: string): Promise<User> {
   return user;
 }
 
+/** Who made a change through the admin API: the admin's subject (an event's `actor`). */
+const actorOf = (request: FastifyRequest): string => request.admin!.subject;
+
 export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
   const authenticator = new Authenticator(ctx);
   const url = (path: string) => `${ctx.config.publicUrl}${ADMIN_API}${path}`;
@@ -105,7 +112,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
               origins: (b.origins as string[] | undefined) ?? [],
               uri: (b.uri as string | null | undefined) ?? null,
               verified: b.verified === true,
-            }),
+            }, actorOf(request)),
           );
           return created(reply, `/clients/${encodeURIComponent(client.id)}`, { ...describeClient(client), ...(secret === null ? {} : { client_secret: secret }) });
         },
@@ -136,12 +143,12 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
             uri: b.uri as string | null | undefined,
             verified: b.verified as boolean | undefined,
           };
-          const updated = await model(() => updateClient(ctx, (request.params as { id: string }).id, changes));
+          const updated = await model(() => updateClient(ctx, (request.params as { id: string }).id, changes, actorOf(request)));
           if (!updated) throw notFound('No such client', { client_id: 'does not exist' });
           return describeClient(updated);
         },
         DELETE: async (request, reply) => {
-          const revoked = await removeClient(ctx, (request.params as { id: string }).id);
+          const revoked = await removeClient(ctx, (request.params as { id: string }).id, actorOf(request));
           if (!revoked) throw notFound('No such client', { client_id: 'does not exist' });
           return reply.code(204).send();
         },
@@ -155,7 +162,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         POST: async (request) => {
           const b = request.body === undefined ? {} : body(request);
           fields(b, { client_secret: 'string' });
-          const rotated = await model(() => rotateClientSecret(ctx, (request.params as { id: string }).id, b.client_secret as string | undefined));
+          const rotated = await model(() => rotateClientSecret(ctx, (request.params as { id: string }).id, b.client_secret as string | undefined, actorOf(request)));
           if (!rotated) throw notFound('No such client', { client_id: 'does not exist' });
           return { ...describeClient(rotated.client), client_secret: rotated.secret };
         },
@@ -175,7 +182,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
           if (typeof b.username !== 'string') detail.username = 'is required';
           if (typeof b.password !== 'string') detail.password = 'is required';
           if (Object.keys(detail).length) throw badRequest('Invalid request body', detail);
-          const user = await model(() => createUser(ctx, b.username as string, b.password as string, { admin: b.admin === true }));
+          const user = await model(() => createUser(ctx, b.username as string, b.password as string, { admin: b.admin === true }, actorOf(request)));
           return created(reply, `/users/${user.id}`, describeUser(user));
         },
       },
@@ -191,13 +198,13 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
           fields(b, { password: 'string', admin: 'boolean' });
           const user = await userByKey(ctx, (request.params as { user: string }).user);
           // The password first: a bad one changes nothing.
-          if (typeof b.password === 'string') await model(() => changePassword(ctx, user.username, b.password as string));
-          const after = typeof b.admin === 'boolean' ? await setUserAdmin(ctx, user.username, b.admin) : user;
+          if (typeof b.password === 'string') await model(() => changePassword(ctx, user.username, b.password as string, actorOf(request)));
+          const after = typeof b.admin === 'boolean' ? await setUserAdmin(ctx, user.username, b.admin, actorOf(request)) : user;
           return describeUser(after ?? user);
         },
         DELETE: async (request, reply) => {
           const user = await userByKey(ctx, (request.params as { user: string }).user);
-          await removeUser(ctx, user.username);
+          await removeUser(ctx, user.username, actorOf(request));
           return reply.code(204).send();
         },
       },
@@ -233,11 +240,100 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
           const { id } = request.params as { id: string };
           const grant = await findGrant(ctx, id);
           if (!grant || grant.revokedAt !== null || grant.expiresAt <= Date.now()) throw notFound('No such live grant', { id: 'does not exist or has ended' });
-          await revokeGrant(ctx, id, 'revoked by an admin');
+          await revokeGrant(ctx, id, 'revoked by an admin', actorOf(request));
           return reply.code(204).send();
         },
       },
       options,
+    );
+
+    // Webhooks (DESIGN.md "Events"): the secret is in the 201 of POST only.
+    const webhookOr404 = async (request: FastifyRequest) => {
+      const w = await findWebhook(ctx, (request.params as { id: string }).id);
+      if (!w) throw notFound('No such webhook', { id: 'does not exist' });
+      return w;
+    };
+    routeMethods(
+      admin,
+      `${ADMIN_API}/webhooks`,
+      {
+        GET: async () => (await listWebhooks(ctx)).map(describeWebhook),
+        POST: async (request, reply) => {
+          const b = body(request);
+          fields(b, { url: 'string', events: 'string[]', collections: 'string[]' });
+          const { webhook, secret } = await model(() => addWebhook(ctx, b, actorOf(request)));
+          return created(reply, `/webhooks/${webhook.id}`, { ...describeWebhook(webhook), secret });
+        },
+      },
+      options,
+    );
+    routeMethods(
+      admin,
+      `${ADMIN_API}/webhooks/:id`,
+      {
+        GET: async (request) => describeWebhook(await webhookOr404(request)),
+        PATCH: async (request) => {
+          const b = body(request);
+          fields(b, { url: 'string', events: 'string[]', collections: 'string[]' });
+          const updated = await model(() => updateWebhook(ctx, (request.params as { id: string }).id, b, actorOf(request)));
+          if (!updated) throw notFound('No such webhook', { id: 'does not exist' });
+          return describeWebhook(updated);
+        },
+        DELETE: async (request, reply) => {
+          if (!(await removeWebhook(ctx, (request.params as { id: string }).id, actorOf(request)))) throw notFound('No such webhook', { id: 'does not exist' });
+          return reply.code(204).send();
+        },
+      },
+      options,
+    );
+    routeMethods(
+      admin,
+      `${ADMIN_API}/webhooks/:id/deliveries`,
+      {
+        GET: async (request, reply) => {
+          const w = await webhookOr404(request);
+          const q = request.query as Record<string, unknown>;
+          const limit = q.limit === undefined ? ctx.config.api.defaultLimit : Number(q.limit);
+          if (!Number.isInteger(limit) || limit < 1 || limit > ctx.config.api.maxLimit)
+            throw badRequest('Invalid limit', { limit: `must be an integer from 1 to ${ctx.config.api.maxLimit}` });
+          const before = q.before === undefined ? null : Number(q.before);
+          if (before !== null && !Number.isInteger(before)) throw badRequest('Invalid before', { before: 'must be an attempt id' });
+          const { attempts, pending } = await webhookDeliveries(ctx, w.id, limit, before);
+          reply.header('x-pending-deliveries', String(pending));
+          if (attempts.length === limit) reply.header('link', `<${url(`/webhooks/${w.id}/deliveries`)}?limit=${limit}&before=${attempts[attempts.length - 1].id}>; rel="next"`);
+          return attempts;
+        },
+      },
+      options,
+    );
+
+    // Every event, the admin side's included (GET /v1/events shows a token only its records').
+    const allTypes = new Set(EVENT_TYPES);
+    routeMethods(
+      admin,
+      `${ADMIN_API}/events`,
+      {
+        GET: async (request, reply) => {
+          const stream = wantsStream(request);
+          if (!stream) requireJsonAccept(request.headers.accept);
+          const lastEventId = stream ? ([] as string[]).concat(request.headers['last-event-id'] ?? [])[0] : undefined;
+          const q = parseFeedQuery(ctx, request.query as Record<string, unknown>, allTypes, lastEventId);
+          const selection = new EventSelection(q.types, q.collections);
+          await requireRetained(ctx, q.after);
+          const caller = request.admin!;
+          if (stream) {
+            const token = authenticator.presentedToken(request);
+            return streamEvents(ctx, request, reply, selection, q.after, {
+              endsAt: caller.expiresAt,
+              stillValid: async () => token !== null && (await authenticator.tokens.verify(token))?.scopes.has(ADMIN_SCOPE) === true,
+            });
+          }
+          const page = await feedPage(ctx, selection, q, request);
+          reply.header('link', nextLink(url('/events'), request.query as Record<string, unknown>, q, page));
+          return reply.type('application/json; charset=utf-8').send(`[${page.map(eventJson).join(',')}]`);
+        },
+      },
+      { config: { alwaysAvailable: true, negotiates: true } },
     );
 
     const maintenanceView = async () => {

@@ -91,7 +91,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
       const caller = a.authorize(request, model.name, offered);
       const { id } = request.params as { id: string };
       const row = await a.records.read({ model, parentId: null }, caller, id);
-      return { model, row };
+      return { model, row, caller };
     };
     const resource = (model: CollectionModel, recordId: string, att: Omit<AttachmentsTable, 'data'>) => {
       const base = `${a.links.recordPath(model, recordId)}/attachments`;
@@ -148,7 +148,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           return rows.map((r) => resource(model, row.id, r));
         },
         POST: async (request, reply) => {
-          const { model, row } = await recordOf(request, methodsOf);
+          const { model, row, caller } = await recordOf(request, methodsOf);
           const file = await upload(request);
           if (file instanceof ApiError) throw file;
           const allowed = model.attachments!.types;
@@ -168,8 +168,11 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
             data: file.bytes,
             created_at: new Date().toISOString(),
           };
-          await write(ctx.store, (tx) => insertAttachment(tx, att));
           const out = resource(model, row.id, att);
+          await write(ctx.store, async (tx) => {
+            await insertAttachment(tx, att);
+            tx.emit({ type: 'attachment.created', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: JSON.stringify(out) });
+          });
           reply.header('location', out.link.self.href);
           return reply.code(201).send(out);
         },
@@ -196,9 +199,14 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           return sendFile(ctx, reply, att);
         },
         DELETE: async (request: FastifyRequest, reply: FastifyReply) => {
-          const { model, row } = await recordOf(request, oneMethods);
+          const { model, row, caller } = await recordOf(request, oneMethods);
           const att = await findAttachment(ctx, model, row.id, request);
-          await write(ctx.store, (tx) => deleteAttachment(tx, att.id));
+          const data = JSON.stringify(resource(model, row.id, att));
+          await write(ctx.store, async (tx) => {
+            // Deleted meanwhile by another request: that one's event describes it.
+            if (await deleteAttachment(tx, att.id))
+              tx.emit({ type: 'attachment.deleted', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data });
+          });
           return reply.code(204).send();
         },
       },

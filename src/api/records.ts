@@ -228,7 +228,13 @@ export class Records {
     if (parentId !== null) await this.requireParent(model, caller, parentId, tx);
     const row = this.newRow(model, caller, doc, parentId, new Date().toISOString());
     await insertRecordRow(tx, model, row);
+    this.emit(tx, 'record.created', model, row, caller);
     return row;
+  }
+
+  /** A record's event (DESIGN.md "Events"): `data` is the record as GET shows it, null on delete. */
+  private emit(tx: WriteTx, type: 'record.created' | 'record.updated', model: CollectionModel, row: RecordRow, caller: Caller): void {
+    tx.emit({ type, collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: this.resourceJson(model, row) });
   }
 
   /** A new record's row: a time-ordered id, version 1, the document and its mirror columns. */
@@ -313,6 +319,7 @@ export class Records {
         ...this.columnsOf(model, doc),
       };
       if (!(await updateRecordRow(tx, model, updated, row.version))) throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+      this.emit(tx, 'record.updated', model, updated, caller);
       return updated;
     });
   }
@@ -335,8 +342,12 @@ export class Records {
     await write(this.ctx.store, async (tx) => {
       const row = await this.readForWrite(tx, address, caller, id, ifMatch);
       const children = model.children.map((name) => this.ctx.collections.get(name)!);
-      if (!(await deleteRecordTree(tx, model, row, children, Date.now())))
-        throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+      const removed = await deleteRecordTree(tx, model, row, children, Date.now());
+      if (!removed) throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
+      // Each child removed with its parent is its own record.deleted, before the parent's.
+      for (const child of removed)
+        tx.emit({ type: 'record.deleted', collection: child.collection.name, record_id: child.id, owner: child.owner, actor: caller.subject, data: null });
+      tx.emit({ type: 'record.deleted', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: null });
     });
   }
 
@@ -371,6 +382,7 @@ export class Records {
       out.push(row);
     }
     await insertRecordRows(tx, model, rows);
+    for (const row of rows) this.emit(tx, 'record.created', model, row, caller);
     return out;
   }
 }

@@ -14,6 +14,7 @@ import type { CollectionModel } from '../contract/collections.js';
 import { Jobs } from './jobs.js';
 import { registerIndexRoutes } from './index-routes.js';
 import { registerAttachmentRoutes } from './attachments.js';
+import { registerEventRoutes } from './events.js';
 import type { ResourceApi } from './resource-api.js';
 import { registerProtectedResourceMetadata } from './access/protected-resource.js';
 import { observersOf, type Observers } from '../contract/observers.js';
@@ -116,6 +117,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
       },
     };
 
+    registerEventRoutes(api, v, ctx, authenticator, links);
     registerCollectionRoutes(api, v, ctx, resourceApi);
     jobs.registerRoutes(api, v);
     await registerAttachmentRoutes(api, v, ctx, resourceApi);

@@ -3,6 +3,7 @@ import type { AppContext } from '../contract/context.js';
 import { OAuthError, tooManyRequests } from '../platform/http/errors.js';
 import { audit } from './audit.js';
 import { verifyUserCredentials, type User } from './model/users.js';
+import { write } from '../platform/store/write-path.js';
 import { clearCounter, incrementCounter, purgeCounters, readCounter } from './store/login-counters.js';
 
 // Sign-in with a user name and password, throttled (the password grant, the login form and the
@@ -79,6 +80,10 @@ export async function signIn(
   const user = await verifyUserCredentials(ctx, attempt.username, attempt.password);
   if (!user) {
     await recordLoginFailure(ctx, keys);
+    // An event of its own (admin side): auditors follow failed sign-ins in the feed and webhooks.
+    await write(ctx.store, async (tx) =>
+      tx.emit({ type: 'login.failed', data: JSON.stringify({ username: attempt.username, ip: attempt.ip, client_id: attempt.clientId, via: attempt.via }) }),
+    );
     audit(ctx, log, 'login.failed', { ...fields, reason: `${attempt.via}: bad credentials` });
     return { failed: true };
   }

@@ -21,6 +21,7 @@ import {
   type GrantRow,
   type Holder,
   type RefreshTokenRow,
+  type RevokedGrant,
 } from './store/grants.js';
 
 // Grants and the tokens issued from them. Tokens are opaque random strings (256 bits; an access
@@ -92,26 +93,50 @@ export async function listGrants(ctx: AppContext, filter: { subject?: string; cl
   }));
 }
 
+/** The `grant.revoked` events of grants revoked in this write (DESIGN.md "Events"). */
+function grantsRevoked(tx: WriteTx, grants: readonly RevokedGrant[], actor: string | null, reason: string): void {
+  for (const g of grants)
+    tx.emit({
+      type: 'grant.revoked',
+      record_id: g.id,
+      owner: g.subject,
+      actor,
+      data: JSON.stringify({ id: g.id, client_id: g.client_id, subject: g.subject, scope: g.scope, reason }),
+    });
+}
+
 /** Revokes a subject's grants that hold `scope` (e.g. `admin` when the right is taken away), inside the caller's write. */
-export async function revokeGrantsWithScope(ctx: AppContext, tx: WriteTx, subject: string, scope: string, reason: string): Promise<number> {
-  const n = await revokeGrantRowsWithScope(tx, subject, scope, reason, Date.now());
-  if (n) tx.afterCommit(() => announceRevocation(ctx));
-  return n;
+export async function revokeGrantsWithScope(ctx: AppContext, tx: WriteTx, subject: string, scope: string, reason: string, actor: string | null = null): Promise<number> {
+  const grants = await revokeGrantRowsWithScope(tx, subject, scope, reason, Date.now());
+  grantsRevoked(tx, grants, actor, reason);
+  if (grants.length) tx.afterCommit(() => announceRevocation(ctx));
+  return grants.length;
 }
 
 /** Revokes a grant and with it every access and refresh token issued from it, and announces it. */
-export async function revokeGrant(ctx: AppContext, grantId: string, reason: string): Promise<boolean> {
+export async function revokeGrant(ctx: AppContext, grantId: string, reason: string, actor: string | null = null): Promise<boolean> {
   return write(ctx.store, async (tx) => {
     const revoked = await revokeGrantRow(tx, grantId, reason, Date.now());
-    if (revoked) tx.afterCommit(() => announceRevocation(ctx));
-    return revoked;
+    if (revoked) {
+      grantsRevoked(tx, [revoked], actor, reason);
+      tx.afterCommit(() => announceRevocation(ctx));
+    }
+    return revoked !== null;
   });
 }
 
 /** Ends one access token (RFC 7009 revocation by its client). */
 export async function revokeAccessToken(ctx: AppContext, id: string): Promise<void> {
   await write(ctx.store, async (tx) => {
-    await revokeAccessTokenRow(tx, id, Date.now());
+    const token = await revokeAccessTokenRow(tx, id, Date.now());
+    if (token)
+      tx.emit({
+        type: 'token.revoked',
+        record_id: id,
+        owner: token.subject,
+        actor: `client:${token.client_id}`,
+        data: JSON.stringify({ id, client_id: token.client_id, subject: token.subject, grant_id: token.grant_id }),
+      });
     tx.afterCommit(() => announceRevocation(ctx));
   });
 }
@@ -120,10 +145,11 @@ export async function revokeAccessToken(ctx: AppContext, id: string): Promise<vo
  * Ends every grant and access token of a client or subject at once (client or user removal), and
  * deletes their unredeemed authorization codes, inside the caller's write; announced once committed.
  */
-export async function revokeAllOf(ctx: AppContext, tx: WriteTx, holder: Holder, reason: string): Promise<Revoked> {
+export async function revokeAllOf(ctx: AppContext, tx: WriteTx, holder: Holder, reason: string, actor: string | null = null): Promise<Revoked> {
   const revoked = await revokeAllRowsOf(tx, holder, reason, Date.now());
+  grantsRevoked(tx, revoked.grants, actor, reason);
   tx.afterCommit(() => announceRevocation(ctx));
-  return revoked;
+  return { grants: revoked.grants.length, accessTokens: revoked.accessTokens };
 }
 
 /** A replayed code or refresh token: whoever holds it now, the tokens issued from its grant are no longer trusted. */
@@ -181,7 +207,16 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
   const minted = await mint(ctx, req, grant?.id ?? null, endsAt, now);
   const persist = async (tx: WriteTx): Promise<boolean> => {
     if (req.claim && !(await req.claim(tx, grant?.id ?? null))) return false;
-    if (grant && 'new' in req.grant) await insertGrant(tx, grantRow(grant, now));
+    if (grant && 'new' in req.grant) {
+      await insertGrant(tx, grantRow(grant, now));
+      tx.emit({
+        type: 'grant.created',
+        record_id: grant.id,
+        owner: grant.subject,
+        actor: grant.subject,
+        data: JSON.stringify({ id: grant.id, client_id: grant.clientId, subject: grant.subject, scope: grant.scope, expires_at: new Date(grant.expiresAt).toISOString() }),
+      });
+    }
     await insertTokens(tx, minted.access, minted.refresh);
     return true;
   };

@@ -12,9 +12,10 @@ const CHANNEL = 'gatehouse:revocations';
 type Listener = () => void;
 const listenersOf = (ctx: AppContext) => contextCache(ctx, 'revocation-listeners', () => new Set<Listener>());
 
-/** Registers a cache to empty whenever a revocation is announced in this context. */
-export function onRevocation(ctx: AppContext, listener: Listener): void {
+/** Registers a cache to empty (or a stream to recheck its token) whenever a revocation is announced in this context; returns how to stop. */
+export function onRevocation(ctx: AppContext, listener: Listener): () => void {
   listenersOf(ctx).add(listener);
+  return () => void listenersOf(ctx).delete(listener);
 }
 
 function notifyLocal(ctx: AppContext): void {

@@ -9,6 +9,8 @@ import { startSweeper } from './sweeper.js';
 import { listenForRevocations } from '../contract/revocation-notices.js';
 import { ensureDemoDeployment } from './demo.js';
 import { ServerMetrics } from './metrics.js';
+import { eventBus } from '../contract/event-bus.js';
+import { WebhookDispatcher } from '../webhooks/delivery.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -89,10 +91,16 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
   ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
   const stopNotices = listenForRevocations(ctx, (message) => app.log.warn(message));
   const stopSweeper = startSweeper(ctx, app.log);
+  const bus = eventBus(ctx);
+  bus.start((message) => app.log.warn(message));
+  const webhooks = new WebhookDispatcher(ctx, (message) => app.log.warn(message));
+  await webhooks.start().catch((e: Error) => app.log.warn(`webhook delivery not started: ${e.message}`));
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       stopSweeper();
+      await webhooks.stop();
+      await bus.stop(); // ends the event streams and long polls: they would hold the server open
       await stopNotices();
       await app.close();
       await metrics?.close();

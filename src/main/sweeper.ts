@@ -2,6 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../contract/context.js';
 import { sweepAuthorizationTables } from '../authserver/lifecycle.js';
 import { sweepResourceTables } from '../api/lifecycle.js';
+import { sweepEvents } from '../contract/event-bus.js';
+import { sweepWebhookHistory } from '../webhooks/lifecycle.js';
 
 // The one periodic clean-up. Each server's owners delete what can no longer matter in their own
 // tables (authserver/lifecycle.ts, api/lifecycle.ts); this only runs them on a timer. Every
@@ -10,7 +12,12 @@ import { sweepResourceTables } from '../api/lifecycle.js';
 export const SWEEP_INTERVAL_MS = 60_000;
 
 export async function sweepExpired(ctx: AppContext, now = Date.now()): Promise<Record<string, number>> {
-  return { ...(await sweepAuthorizationTables(ctx, now)), ...(await sweepResourceTables(ctx.store, now)) };
+  return {
+    ...(await sweepAuthorizationTables(ctx, now)),
+    ...(await sweepResourceTables(ctx.store, now)),
+    events: await sweepEvents(ctx, now),
+    webhook_history: await sweepWebhookHistory(ctx, now),
+  };
 }
 
 export function startSweeper(ctx: AppContext, log: FastifyBaseLogger): () => void {

@@ -43,6 +43,16 @@ export class Authenticator {
     return bodyHashMatches(request.macBodyHash, request.rawBody ?? undefined) ? null : this.invalid('MAC', 'body hash does not match the body');
   }
 
+  /** The access token the request presented (Bearer, or a MAC's id), to check again later (a long-lived event stream). */
+  presentedToken(request: FastifyRequest): string | null {
+    const header = request.headers.authorization ?? '';
+    const space = header.indexOf(' ');
+    const scheme = header.slice(0, Math.max(space, 0)).toLowerCase();
+    if (scheme === 'bearer') return header.slice(space + 1).trim();
+    if (scheme === 'mac') return parseMacHeader(header.slice(space + 1).trim())?.id ?? null;
+    return null;
+  }
+
   /** The caller, or the 401 to answer with. Never throws for bad credentials. */
   async identify(request: FastifyRequest): Promise<Caller | ApiError> {
     const header = request.headers.authorization;

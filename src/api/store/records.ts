@@ -334,20 +334,35 @@ export async function updateRecordRow(tx: WriteTx, model: CollectionModel, row: 
  * Deletes a record (if still at `expectedVersion`), its children in `children` and every
  * attachment of both, leaving tombstones so their URLs answer 410. False when the version moved.
  */
-export async function deleteRecordTree(tx: WriteTx, model: CollectionModel, row: RecordRow, children: CollectionModel[], now: number): Promise<boolean> {
+/** A record removed with its parent: which collection, which id, whose. */
+export interface RemovedChild {
+  collection: CollectionModel;
+  id: string;
+  owner: string;
+}
+
+/**
+ * Deletes a record, its children and their attachments, leaving tombstones. Returns the children
+ * removed (each is a `record.deleted` event), or null when the record changed meanwhile.
+ */
+export async function deleteRecordTree(tx: WriteTx, model: CollectionModel, row: RecordRow, children: CollectionModel[], now: number): Promise<RemovedChild[] | null> {
   const db = any(tx);
   const tombs = [{ collection: model.name, id: row.id, deleted_at: now }];
+  const removed: RemovedChild[] = [];
   for (const child of children) {
-    const ids = ((await db.selectFrom(child.table).select('id').where('parent_id', '=', row.id).execute()) as { id: string }[]).map((c) => c.id);
-    for (const id of ids) tombs.push({ collection: child.name, id, deleted_at: now });
+    const rows = (await db.selectFrom(child.table).select(['id', 'owner']).where('parent_id', '=', row.id).orderBy('id').execute()) as { id: string; owner: string }[];
+    for (const c of rows) {
+      tombs.push({ collection: child.name, id: c.id, deleted_at: now });
+      removed.push({ collection: child, id: c.id, owner: c.owner });
+    }
     await db.deleteFrom(child.table).where('parent_id', '=', row.id).execute();
-    await deleteAttachmentsOf(tx, child.name, ids);
+    await deleteAttachmentsOf(tx, child.name, rows.map((c) => c.id));
   }
   await deleteAttachmentsOf(tx, model.name, [row.id]);
   const gone = count(await db.deleteFrom(model.table).where('id', '=', row.id).where('version', '=', row.version).executeTakeFirst());
-  if (gone !== 1) return false;
+  if (gone !== 1) return null;
   for (let i = 0; i < tombs.length; i += 200) await sqlOf(tx).insertInto('tombstones').values(tombs.slice(i, i + 200)).execute();
-  return true;
+  return removed;
 }
 
 export interface IdempotencyKey {

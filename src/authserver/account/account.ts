@@ -88,7 +88,7 @@ export function accountPost(ctx: AppContext) {
       // Only a live grant this user gave: another user's, a made-up or an ended one changes nothing.
       const own = (await listLiveGrantRows(ctx.store, { subject: userSubject(user.id) }, Date.now(), 1000)).find((g) => g.id === grantId);
       if (!own) return show(ctx, request, reply, 404, { error: 'That authorization does not exist or has already ended.' });
-      await revokeGrant(ctx, own.id, 'revoked by the user on the account page');
+      await revokeGrant(ctx, own.id, 'revoked by the user on the account page', userSubject(user.id));
       audit(ctx, request.log, 'grant.revoked', { client_id: own.client_id, subject: userSubject(user.id), reason: 'the user revoked it on the account page' });
       return back(ctx, reply, 'revoked');
     }
@@ -124,7 +124,7 @@ async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: 
   }
   if ('failed' in outcome) return show(ctx, request, reply, 400, { error: 'The current password is not correct. Nothing was changed.' });
   try {
-    await changePassword(ctx, user.username, next);
+    await changePassword(ctx, user.username, next, userSubject(user.id));
   } catch (e) {
     if (e instanceof InvalidInput) return show(ctx, request, reply, 400, { error: `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}. Nothing was changed.` });
     throw e;

@@ -35,7 +35,7 @@ export function revocationEndpoint(ctx: AppContext) {
       const row = await findRefreshTokenRow(ctx.store, hash);
       if (!row) return false;
       if (row.client_id === client.id) {
-        await revokeGrant(ctx, row.grant_id, 'refresh token revoked by the client');
+        await revokeGrant(ctx, row.grant_id, 'refresh token revoked by the client', `client:${client.id}`);
         audit(ctx, request.log, 'grant.revoked', { client_id: client.id, grant_id: row.grant_id, reason: 'refresh token revoked by the client' });
       }
       return true;

@@ -5,7 +5,7 @@ import { RevalidatingCache } from '../../contract/revalidating-cache.js';
 import { announceRevocation } from '../../contract/revocation-notices.js';
 import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
-import { write } from '../../platform/store/write-path.js';
+import { write, type WriteTx } from '../../platform/store/write-path.js';
 import { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
 import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
@@ -115,13 +115,14 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
-export async function registerClient(ctx: AppContext, input: NewClient): Promise<{ client: Client; secret: string | null }> {
+export async function registerClient(ctx: AppContext, input: NewClient, actor: string | null = null): Promise<{ client: Client; secret: string | null }> {
   const { secret, ...checked } = checkNewClient(ctx, input);
   const client: Client = { ...checked, secretHash: secret === null ? null : sha256(secret), createdAt: Date.now() };
   try {
     await write(ctx.store, async (tx) => {
       if (await findClientRecord(tx, client.id)) throw new AlreadyExists(`a client "${client.id}" already exists`);
       await insertClient(tx, client);
+      clientEvent(tx, 'client.created', client, actor);
     });
   } catch (e) {
     if (!(e instanceof AlreadyExists) && (await clientExists(ctx.store, client.id))) throw new AlreadyExists(`a client "${client.id}" already exists`);
@@ -164,7 +165,7 @@ export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'g
  * instance sees the change within the client cache's second, at once where the notice reaches.
  * Null when there is no such client.
  */
-export async function updateClient(ctx: AppContext, id: string, changes: ClientChanges): Promise<Client | null> {
+export async function updateClient(ctx: AppContext, id: string, changes: ClientChanges, actor: string | null = null): Promise<Client | null> {
   return write(ctx.store, async (tx) => {
     const record = await findClientRecord(tx, id);
     if (!record) return null;
@@ -192,16 +193,19 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       verified: checked.verified,
     };
     await updateClientRecord(tx, updated);
+    clientEvent(tx, 'client.updated', updated, actor);
     tx.afterCommit(() => announceRevocation(ctx));
     return updated;
   });
 }
 
 /** Removes a client: its grants and tokens end, its credentials stop working. Null when there is no such client. */
-export async function removeClient(ctx: AppContext, id: string): Promise<Revoked | null> {
+export async function removeClient(ctx: AppContext, id: string, actor: string | null = null): Promise<Revoked | null> {
   return write(ctx.store, async (tx) => {
     if (!(await deleteClient(tx, id))) return null;
-    return revokeAllOf(ctx, tx, { clientId: id }, 'client removed');
+    const revoked = await revokeAllOf(ctx, tx, { clientId: id }, 'client removed', actor);
+    tx.emit({ type: 'client.removed', record_id: id, actor, data: null });
+    return revoked;
   });
 }
 
@@ -211,7 +215,7 @@ export async function removeClient(ctx: AppContext, id: string): Promise<Revoked
  * with Redis), as for a revocation. Tokens already issued stay valid: to end them too, remove
  * the client. Null when there is no such client.
  */
-export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: string): Promise<{ client: Client; secret: string } | null> {
+export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: string, actor: string | null = null): Promise<{ client: Client; secret: string } | null> {
   if (chosen !== undefined) {
     const problem = clientSecretProblem(chosen);
     if (problem) throw new InvalidInput(`client_secret: ${problem}`, { client_secret: problem });
@@ -223,9 +227,16 @@ export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: s
     if (!record) return null;
     if (record.public) throw new NotApplicable(`client "${id}" is public: it has no secret`);
     await updateClientSecret(tx, id, secretHash);
+    const client = toClient({ ...record, secretHash });
+    clientEvent(tx, 'client.updated', client, actor);
     tx.afterCommit(() => announceRevocation(ctx));
-    return { client: toClient({ ...record, secretHash }), secret };
+    return { client, secret };
   });
+}
+
+/** A client's event (DESIGN.md "Events", admin side): `data` is the client as its owner sees it, never a secret. */
+function clientEvent(tx: WriteTx, type: 'client.created' | 'client.updated', client: Client, actor: string | null): void {
+  tx.emit({ type, record_id: client.id, actor, data: JSON.stringify(describeClient(client)) });
 }
 
 /** What a client looks like to its owner (CLI output, admin API): never the secret hash. */

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../contract/context.js';
 import { AlreadyExists, InvalidInput } from '../../contract/errors.js';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/crypto/secrets.js';
-import { write } from '../../platform/store/write-path.js';
+import { write, type WriteTx } from '../../platform/store/write-path.js';
 import { deleteSessionsOfUser } from '../store/sessions.js';
 import {
   anyUser,
@@ -38,7 +38,7 @@ export function passwordProblem(password: string): string | null {
   return password.length < MIN_PASSWORD_LENGTH ? `the password must have at least ${MIN_PASSWORD_LENGTH} characters` : null;
 }
 
-export async function createUser(ctx: AppContext, username: string, password: string, options: { admin?: boolean } = {}): Promise<User> {
+export async function createUser(ctx: AppContext, username: string, password: string, options: { admin?: boolean } = {}, actor: string | null = null): Promise<User> {
   const problems: Record<string, string> = {};
   const u = usernameProblem(username);
   if (u) problems.username = u;
@@ -50,6 +50,7 @@ export async function createUser(ctx: AppContext, username: string, password: st
     await write(ctx.store, async (tx) => {
       if (await findUserRecordByUsername(tx, username)) throw new AlreadyExists(`a user named "${username}" already exists`);
       await insertUser(tx, user);
+      userEvent(tx, 'user.created', user, actor);
     });
   } catch (e) {
     if (!(e instanceof AlreadyExists) && (await findUserRecordByUsername(ctx.store, username))) throw new AlreadyExists(`a user named "${username}" already exists`);
@@ -59,13 +60,14 @@ export async function createUser(ctx: AppContext, username: string, password: st
 }
 
 /** Makes a user an admin (may be granted the `admin` scope) or not. Null when there is no such user. */
-export async function setUserAdmin(ctx: AppContext, username: string, admin: boolean): Promise<User | null> {
+export async function setUserAdmin(ctx: AppContext, username: string, admin: boolean, actor: string | null = null): Promise<User | null> {
   return write(ctx.store, async (tx) => {
     const user = await findUserRecordByUsername(tx, username);
     if (!user) return null;
     await updateUserAdmin(tx, user.id, admin);
     // An admin no more: the grants that carry the admin scope end with their tokens.
-    if (user.admin && !admin) await revokeGrantsWithScope(ctx, tx, userSubject(user.id), ADMIN_SCOPE, 'admin rights removed');
+    if (user.admin && !admin) await revokeGrantsWithScope(ctx, tx, userSubject(user.id), ADMIN_SCOPE, 'admin rights removed', actor);
+    userEvent(tx, 'user.updated', { ...user, admin }, actor);
     return { ...user, admin };
   });
 }
@@ -75,7 +77,7 @@ export async function setUserAdmin(ctx: AppContext, username: string, admin: boo
  * the user gave to applications stay (revoke them on the account page or with `grant revoke`).
  * Null when there is no such user.
  */
-export async function changePassword(ctx: AppContext, username: string, password: string): Promise<User | null> {
+export async function changePassword(ctx: AppContext, username: string, password: string, actor: string | null = null): Promise<User | null> {
   const problem = passwordProblem(password);
   if (problem) throw new InvalidInput(problem, { password: problem });
   const hash = await hashPassword(password);
@@ -84,8 +86,14 @@ export async function changePassword(ctx: AppContext, username: string, password
     if (!user) return null;
     await updateUserPassword(tx, user.id, hash);
     await deleteSessionsOfUser(tx, user.id);
+    userEvent(tx, 'user.updated', user, actor);
     return user;
   });
+}
+
+/** A user's event (DESIGN.md "Events", admin side): `data` is the user as operators see it. */
+function userEvent(tx: WriteTx, type: 'user.created' | 'user.updated' | 'user.removed', user: User, actor: string | null): void {
+  tx.emit({ type, record_id: user.id, owner: userSubject(user.id), actor, data: type === 'user.removed' ? null : JSON.stringify(describeUser(user)) });
 }
 
 /** What a user looks like to operators (CLI output, admin API): never the password hash. */
@@ -113,13 +121,14 @@ export function anyUserRegistered(ctx: AppContext): Promise<boolean> {
  * Removes a user: the grants they gave and their tokens end, their sign-in sessions close. The
  * records they own stay (owned by their subject, which no new user can take: ids are never reused).
  */
-export async function removeUser(ctx: AppContext, username: string): Promise<(Revoked & { user: User; sessions: number }) | null> {
+export async function removeUser(ctx: AppContext, username: string, actor: string | null = null): Promise<(Revoked & { user: User; sessions: number }) | null> {
   return write(ctx.store, async (tx) => {
     const user = await findUserRecordByUsername(tx, username);
     if (!user) return null;
     await deleteUser(tx, user.id);
     const sessions = await deleteSessionsOfUser(tx, user.id);
-    const revoked = await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'user removed');
+    const revoked = await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'user removed', actor);
+    userEvent(tx, 'user.removed', user, actor);
     return { ...revoked, sessions, user };
   });
 }

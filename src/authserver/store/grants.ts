@@ -23,9 +23,25 @@ export async function findGrantRow(on: On, id: string): Promise<GrantRow | null>
 }
 
 /** Marks the grant revoked (its tokens die with it); false when it already was, or is unknown. */
-export async function revokeGrantRow(tx: WriteTx, id: string, reason: string, now: number): Promise<boolean> {
-  const r = await sqlOf(tx).updateTable('grants').set({ revoked_at: now, revoked_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
-  return count(r) > 0;
+/** A grant that was just revoked: what its `grant.revoked` event says. */
+export interface RevokedGrant {
+  id: string;
+  client_id: string;
+  subject: string;
+  scope: string;
+}
+
+const REVOKED_GRANT = ['id', 'client_id', 'subject', 'scope'] as const;
+
+export async function revokeGrantRow(tx: WriteTx, id: string, reason: string, now: number): Promise<RevokedGrant | null> {
+  const r = await sqlOf(tx)
+    .updateTable('grants')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .returning(REVOKED_GRANT)
+    .executeTakeFirst();
+  return r ?? null;
 }
 
 /** Whose grants and tokens to end: everything a client holds, or everything a subject authorized. */
@@ -35,25 +51,31 @@ export type Holder = { clientId: string } | { subject: string };
  * Ends every grant and access token of a client or subject, and deletes their unredeemed codes
  * (a later redemption is an unknown code, not a replay). Refresh tokens die with their grants.
  */
-export async function revokeAllRowsOf(tx: WriteTx, holder: Holder, reason: string, now: number): Promise<{ grants: number; accessTokens: number }> {
+export async function revokeAllRowsOf(tx: WriteTx, holder: Holder, reason: string, now: number): Promise<{ grants: RevokedGrant[]; accessTokens: number }> {
   const db = sqlOf(tx);
   const [column, value] = 'clientId' in holder ? (['client_id', holder.clientId] as const) : (['subject', holder.subject] as const);
-  const grants = await db.updateTable('grants').set({ revoked_at: now, revoked_reason: reason }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
+  const grants = await db
+    .updateTable('grants')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where(column, '=', value)
+    .where('revoked_at', 'is', null)
+    .returning(REVOKED_GRANT)
+    .execute();
   const tokens = await db.updateTable('access_tokens').set({ revoked_at: now }).where(column, '=', value).where('revoked_at', 'is', null).executeTakeFirst();
   await db.deleteFrom('authorization_codes').where(column, '=', value).where('used_at', 'is', null).execute();
-  return { grants: count(grants), accessTokens: count(tokens) };
+  return { grants, accessTokens: count(tokens) };
 }
 
-/** Revokes a subject's live grants whose scope holds `scope` (a removed admin right); returns how many. */
-export async function revokeGrantRowsWithScope(tx: WriteTx, subject: string, scope: string, reason: string, now: number): Promise<number> {
-  const r = await sqlOf(tx)
+/** Revokes a subject's live grants whose scope holds `scope` (a removed admin right). */
+export async function revokeGrantRowsWithScope(tx: WriteTx, subject: string, scope: string, reason: string, now: number): Promise<RevokedGrant[]> {
+  return sqlOf(tx)
     .updateTable('grants')
     .set({ revoked_at: now, revoked_reason: reason })
     .where('subject', '=', subject)
     .where('revoked_at', 'is', null)
     .where(sql<string>`' ' || scope || ' '`, 'like', `% ${scope} %`)
-    .executeTakeFirst();
-  return count(r);
+    .returning(REVOKED_GRANT)
+    .execute();
 }
 
 /** A grant with when a token was last issued from it. */
@@ -125,8 +147,16 @@ export async function findAccessTokenWithGrant(on: On, selector: string): Promis
   return (await db.executeQuery<AccessTokenWithGrant>({ ...query, parameters: [selector] })).rows[0] ?? null;
 }
 
-export async function revokeAccessTokenRow(tx: WriteTx, id: string, now: number): Promise<boolean> {
-  return count(await sqlOf(tx).updateTable('access_tokens').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst()) > 0;
+/** Revokes one access token; returns whose it was (null when it was not live). */
+export async function revokeAccessTokenRow(tx: WriteTx, id: string, now: number): Promise<{ client_id: string; subject: string; grant_id: string | null } | null> {
+  const r = await sqlOf(tx)
+    .updateTable('access_tokens')
+    .set({ revoked_at: now })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .returning(['client_id', 'subject', 'grant_id'])
+    .executeTakeFirst();
+  return r ?? null;
 }
 
 export async function findRefreshTokenRow(on: On, hash: string): Promise<RefreshTokenRow | null> {

@@ -116,6 +116,22 @@ const Collection = Type.Object(
   { additionalProperties: false },
 );
 
+/** DESIGN.md "Events": how long the outbox keeps events, and where webhooks may deliver. */
+const Events = Type.Object(
+  {
+    /** Seconds an event is kept (the feed's and streams' resume window). */
+    retention: Type.Integer({ default: 604800, minimum: 60 }),
+    webhooks: Type.Object(
+      {
+        /** Deliver to loopback and private addresses too (a receiver on the same host or network). Off: SSRF. */
+        allowPrivateNetworks: Type.Boolean({ default: false }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Server,
@@ -123,6 +139,7 @@ export const ConfigSchema = Type.Object(
     auth: Auth,
     api: Api,
     metrics: Metrics,
+    events: Events,
     collections: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), Collection, { minProperties: 1 }),
   },
   { additionalProperties: false },

@@ -239,6 +239,64 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.alterTable('clients').addColumn('verified', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       },
     },
+    // Events (DESIGN.md "Events"): the outbox, and the webhooks that deliver it.
+    '0007_events_and_webhooks': {
+      async up(db: Kysely<any>) {
+        const int = t('integer') as 'bigint';
+        const postgres = int === ('bigint' as string);
+        await db.schema
+          .createTable('events')
+          .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('time', int, (c) => c.notNull())
+          .addColumn('collection', 'text')
+          .addColumn('record_id', 'text')
+          .addColumn('owner', 'text')
+          .addColumn('actor', 'text')
+          .addColumn('data', 'text')
+          .execute();
+        await db.schema.createIndex('events_time').on('events').column('time').execute();
+        await db.schema
+          .createTable('webhooks')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('url', 'text', (c) => c.notNull())
+          .addColumn('events', 'text', (c) => c.notNull())
+          .addColumn('collections', 'text', (c) => c.notNull())
+          .addColumn('secret', 'text', (c) => c.notNull())
+          .addColumn('cursor', int, (c) => c.notNull())
+          .addColumn('created_at', int, (c) => c.notNull())
+          .addColumn('updated_at', int, (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('webhook_deliveries')
+          .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
+          .addColumn('webhook_id', 'text', (c) => c.notNull())
+          .addColumn('event_id', int, (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull())
+          .addColumn('first_at', int, (c) => c.notNull())
+          .addColumn('next_at', int, (c) => c.notNull())
+          .addColumn('lease_until', int, (c) => c.notNull())
+          .addColumn('lease_owner', 'text')
+          .addUniqueConstraint('webhook_deliveries_event', ['webhook_id', 'event_id'])
+          .execute();
+        await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_at']).execute();
+        await db.schema
+          .createTable('webhook_attempts')
+          .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
+          .addColumn('webhook_id', 'text', (c) => c.notNull())
+          .addColumn('event_id', int, (c) => c.notNull())
+          .addColumn('attempt', 'integer', (c) => c.notNull())
+          .addColumn('time', int, (c) => c.notNull())
+          .addColumn('status_code', 'integer')
+          .addColumn('duration_ms', 'integer', (c) => c.notNull())
+          .addColumn('error', 'text')
+          .addColumn('outcome', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('webhook_attempts_webhook').on('webhook_attempts').columns(['webhook_id', 'id']).execute();
+        await db.schema.createIndex('webhook_attempts_time').on('webhook_attempts').column('time').execute();
+      },
+    },
   };
 }
 

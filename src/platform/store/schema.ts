@@ -1,5 +1,6 @@
 // The Kysely types of gatehouse's own tables. Times are epoch milliseconds (integers) unless
 // the column is a record timestamp (RFC 3339 text). Booleans are 0/1 integers on both engines.
+import type { Generated } from 'kysely';
 
 export interface SettingsTable {
   key: string;
@@ -178,4 +179,54 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   tombstones: TombstonesTable;
   attachments: AttachmentsTable;
+  events: EventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  type: string;
+  time: number;
+  collection: string | null;
+  record_id: string | null;
+  owner: string | null;
+  actor: string | null;
+  data: string | null; // JSON text
+}
+
+export interface WebhooksTable {
+  id: string;
+  url: string;
+  events: string; // JSON array of event types, [] for all
+  collections: string; // JSON array of collection names, [] for all
+  secret: string; // whsec_…: the signing key (it must be used, so it cannot be hashed)
+  cursor: number; // the last event id queued for delivery
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: string;
+  event_id: number;
+  status: string; // pending | succeeded | failed
+  attempts: number;
+  first_at: number;
+  next_at: number;
+  lease_until: number;
+  lease_owner: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  webhook_id: string;
+  event_id: number;
+  attempt: number;
+  time: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  outcome: string; // succeeded | failed
 }
