@@ -13,7 +13,7 @@
 // BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run),
 // BENCH_BULK (records bulk-loaded into a fresh gatehouse first, 50000; 0 skips; BENCH_ONLY=bulk runs only that),
 // BENCH_BULK_IN_FLIGHT (bulk requests in flight, 4), BENCH_SCALE=<n> (only the list queries at <n> zoos against 10,000:
-// bench/scale.ts).
+// bench/scale.ts), BENCH_EVENTS=1 (only issue 14's events figures: bench/events.ts).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -42,6 +42,7 @@ import {
   type Gatehouse,
 } from './lib/gatehouse.js';
 import { scaleBench } from './scale.js';
+import { eventsBench } from './events.js';
 import { fmtInt, fmtMs, fmtPct, fmtRatio, markdownTables, summarize, textTables, type Check, type TargetSummary } from './lib/report.js';
 
 const env = process.env;
@@ -152,6 +153,11 @@ async function main(): Promise<void> {
   );
   log(`temp dir: ${work}`);
   log();
+  if (env.BENCH_EVENTS === '1') {
+    log('events (issue 14): the outbox on writes, SSE fan-out and webhook delivery (BENCH_EVENTS) ...');
+    await eventsBench(work, settings, ROUNDS, log, RESULTS_DIR);
+    return;
+  }
   if (SCALE > 0) {
     log(`scale: the list queries of issue 11 at ${fmtInt(SCALE)} zoos against 10,000 (BENCH_SCALE) ...`);
     await scaleBench(work, SCALE, settings, ROUNDS, log, RESULTS_DIR);

@@ -435,7 +435,9 @@ function queryArb(parameters: any[]): fc.Arbitrary<string> {
   const model: Record<string, fc.Arbitrary<string>> = {};
   for (const p of query) {
     const s = p.schema ?? {};
-    if (p.name === 'zoo_id' || /_id$/.test(p.name))
+    // The event feed's long poll: at most a second here (its own tests wait longer), or invalid.
+    if (p.name === 'wait') model[p.name] = fc.constantFrom('0', '1', '31', '-1', 'x');
+    else if (p.name === 'zoo_id' || /_id$/.test(p.name))
       model[p.name] = fc.oneof(fc.nat(63).map((n) => rec(`${p.name.replace(/_id$/, '')}s`, n)), fc.uuid(), garbageSegment);
     else if (s.enum) model[p.name] = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...s.enum.map(String)) }, { weight: 1, arbitrary: safeString(8) });
     else if (s.type === 'integer')

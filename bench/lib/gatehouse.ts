@@ -49,8 +49,8 @@ export function benchConfig(): Record<string, any> {
   };
 }
 
-function cli(args: string[], configFile: string, dataDir: string, databaseUrl?: string) {
-  return spawnSync(process.execPath, [CLI, ...args, '--config', configFile, '--data-dir', dataDir], {
+function cli(args: string[], configFile: string, dataDir: string, databaseUrl?: string, cliFile = CLI) {
+  return spawnSync(process.execPath, [cliFile, ...args, '--config', configFile, '--data-dir', dataDir], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl },
     encoding: 'utf8',
@@ -139,20 +139,28 @@ export async function restartGatehouse(g: Gatehouse, workDir: string, nodeArgs: 
 }
 
 /** `databaseUrl`: serve a PostgreSQL database instead of the data dir's SQLite file. */
-export async function startGatehouse(workDir: string, log: (line: string) => void, nodeArgs: string[] = [], databaseUrl?: string): Promise<Gatehouse> {
-  if (!existsSync(CLI)) throw new Error(`${path.relative(process.cwd(), CLI)} is missing: run \`npm run build\` first`);
+export async function startGatehouse(
+  workDir: string,
+  log: (line: string) => void,
+  nodeArgs: string[] = [],
+  databaseUrl?: string,
+  extraConfig: Record<string, unknown> = {},
+  cliFile: string = CLI,
+): Promise<Gatehouse> {
+  if (!existsSync(cliFile)) throw new Error(`${path.relative(process.cwd(), cliFile)} is missing: run \`npm run build\` first`);
   const dataDir = path.join(workDir, 'gatehouse-data');
   const configFile = path.join(workDir, 'gatehouse.json');
-  writeFileSync(configFile, JSON.stringify(benchConfig(), null, 2));
+  writeFileSync(configFile, JSON.stringify({ ...benchConfig(), ...extraConfig }, null, 2));
 
   // A browser origin too, so that a request with Origin gets the full CORS answer (issue 13's case).
   // (A build from before --origin existed, as BENCH_CLI may name, registers it without.)
-  let added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE, '--origin', BENCH_ORIGIN], configFile, dataDir, databaseUrl);
-  if (added.status !== 0 && /--origin/.test(added.stderr)) added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir, databaseUrl);
+  let added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE, '--origin', BENCH_ORIGIN], configFile, dataDir, databaseUrl, cliFile);
+  if (added.status !== 0 && /--origin/.test(added.stderr))
+    added = cli(['client', 'add', CLIENT_ID, '--secret', CLIENT_SECRET, '--grant', 'client_credentials', '--scope', SCOPE], configFile, dataDir, databaseUrl, cliFile);
   const clientAdded = added.status === 0;
   if (!clientAdded) log(`  \`gatehouse client add\` failed (${(added.stderr || added.stdout).trim().split('\n')[0]})`);
 
-  const server = await spawnGatehouse(configFile, dataDir, workDir, nodeArgs, 'gatehouse', CLI, databaseUrl);
+  const server = await spawnGatehouse(configFile, dataDir, workDir, nodeArgs, cliFile === CLI ? 'gatehouse' : 'gatehouse-baseline', cliFile, databaseUrl);
   const certFile = path.join(dataDir, 'tls', 'cert.pem');
   const keyFile = path.join(dataDir, 'tls', 'key.pem');
   const agent = new Agent({ connect: { ca: readFileSync(certFile, 'utf8') }, connections: 16 });

@@ -52,6 +52,49 @@ const NewClient: Obj = {
     verified: { type: 'boolean' },
   },
 };
+const Webhook: Obj = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    url: { type: 'string', format: 'uri' },
+    events: { type: 'array', items: { type: 'string' }, description: 'Event types delivered ([]: all)' },
+    collections: { type: 'array', items: { type: 'string' }, description: 'Collections delivered ([]: all)' },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+    secret: { type: 'string', description: 'whsec_…: only in the answer to a create' },
+  },
+};
+const NewWebhook: Obj = {
+  type: 'object',
+  required: ['url'],
+  properties: { url: { type: 'string', description: 'https; no private address unless events.webhooks.allowPrivateNetworks' }, events: { type: 'array', items: { type: 'string' } }, collections: { type: 'array', items: { type: 'string' } } },
+};
+const Attempt: Obj = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    event_id: { type: 'string' },
+    attempt: { type: 'integer' },
+    time: { type: 'string', format: 'date-time' },
+    status_code: { type: ['integer', 'null'] },
+    duration_ms: { type: 'integer' },
+    error: { type: ['string', 'null'] },
+    outcome: { type: 'string', enum: ['succeeded', 'failed'] },
+  },
+};
+const AdminEvent: Obj = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    type: { type: 'string' },
+    time: { type: 'string', format: 'date-time' },
+    collection: { type: ['string', 'null'] },
+    record_id: { type: ['string', 'null'] },
+    owner: { type: ['string', 'null'] },
+    actor: { type: ['string', 'null'] },
+    data: { type: ['object', 'null'] },
+  },
+};
 const User: Obj = {
   type: 'object',
   properties: { id: { type: 'string' }, username: { type: 'string' }, subject: { type: 'string' }, admin: { type: 'boolean' }, created_at: { type: 'string', format: 'date-time' } },
@@ -124,6 +167,40 @@ export function adminOpenApiPaths(config: Config): Obj {
       servers,
       parameters: [param('id')],
       delete: op('revoke_grant', 'Revoke a grant and its tokens (every instance within a second)', { '204': noContent, ...errors(401, 403, 404) }),
+    },
+    [path('/webhooks')]: {
+      servers,
+      get: op('list_webhooks', 'List the webhooks (never a secret)', { '200': list(Webhook), ...errors(401, 403) }),
+      post: op('create_webhook', 'Add a webhook; its signing secret is in this answer only', { '201': created(Webhook), ...errors(400, 401, 403) }, body(NewWebhook)),
+    },
+    [path('/webhooks/{id}')]: {
+      servers,
+      parameters: [param('id')],
+      get: op('get_webhook', 'One webhook', { '200': ok(Webhook), ...errors(401, 403, 404) }),
+      patch: op('update_webhook', 'Change its url, events or collections', { '200': ok(Webhook), ...errors(400, 401, 403, 404) }, body({ ...NewWebhook, required: [] })),
+      delete: op('delete_webhook', 'Remove a webhook and its pending deliveries', { '204': noContent, ...errors(401, 403, 404) }),
+    },
+    [path('/webhooks/{id}/deliveries')]: {
+      servers,
+      parameters: [param('id')],
+      get: op('list_webhook_deliveries', 'Every delivery attempt, newest first (X-Pending-Deliveries: deliveries still waiting)', { '200': list(Attempt), ...errors(400, 401, 403, 404) }, {
+        parameters: [
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 } },
+          { name: 'before', in: 'query', schema: { type: 'integer' }, description: 'Only attempts with a smaller id (Link: next)' },
+        ],
+      }),
+    },
+    [path('/events')]: {
+      servers,
+      get: op('list_all_events', 'Every event, the admin side\'s included; Accept: text/event-stream streams them (docs/events.md)', { '200': list(AdminEvent), ...errors(400, 401, 403) }, {
+        parameters: [
+          { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' } },
+          { name: 'collections', in: 'query', schema: { type: 'string' } },
+          { name: 'types', in: 'query', schema: { type: 'string' } },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 } },
+          { name: 'wait', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 30 } },
+        ],
+      }),
     },
     [path('/maintenance')]: {
       servers,

@@ -31,6 +31,7 @@ const KEEP_ALIVE_MS = 15_000;
 /** How often a stream checks its token again: with the token cache's 500 ms, a revocation anywhere ends it within 1 s. */
 const RECHECK_MS = 500;
 const CATCH_UP_BATCH = 500;
+const MAX_UNSENT_BYTES = 1 << 20;
 const ADMIN_TYPES: ReadonlySet<string> = new Set(ADMIN_EVENT_TYPES);
 const RESOURCE_TYPES: ReadonlySet<string> = new Set(RESOURCE_EVENT_TYPES);
 
@@ -162,6 +163,9 @@ export async function streamEvents(
   const send = (events: readonly StoredEvent[]) => {
     const fresh = events.filter((e) => e.id > sent && selection.matches(e));
     if (!fresh.length || !session?.isConnected) return;
+    // A reader that does not keep up is let go rather than buffered without bound: it resumes
+    // with Last-Event-ID and gets what it missed from the database.
+    if (reply.raw.writableLength > MAX_UNSENT_BYTES) return end();
     void session.batch((buffer) => {
       for (const e of fresh) buffer.push(eventJson(e), e.type, String(e.id));
     });

@@ -293,6 +293,38 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry, mo
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
     get: { tags: ['jobs'], operationId: 'get_job', summary: 'Progress and results of a bulk create', responses: { '200': { description: 'The job', content: json(ref('Job')) }, ...errors(401, 403, 404) } },
   };
+  // DESIGN.md "Events" (docs/events.md): the feed; the same URL streams with Accept: text/event-stream.
+  const eventTypes = ['record.created', 'record.updated', 'record.deleted', 'attachment.created', 'attachment.deleted'];
+  paths['/events'] = {
+    get: {
+      tags: ['events'],
+      operationId: 'list_events',
+      summary: 'The events of the records this token could GET, oldest first',
+      description:
+        'JSON pages with `Link: next`; `wait` long-polls. With `Accept: text/event-stream` the same URL is a Server-Sent Events stream (id, event, data), resumed from `Last-Event-ID` or `after`, ending within a second of the token\'s expiry or revocation. 410 when `after` is older than the retention.',
+      parameters: [
+        { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Only events with a larger id' },
+        { name: 'collections', in: 'query', schema: { type: 'string' }, description: `Comma list of collections (${[...collections.keys()].join(', ')})` },
+        { name: 'types', in: 'query', schema: { type: 'string' }, description: `Comma list of types (${eventTypes.join(', ')})` },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: config.api.maxLimit, default: config.api.defaultLimit } },
+        { name: 'wait', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 30, default: 0 }, description: 'Seconds to wait for an event when there is none newer yet' },
+      ],
+      responses: { '200': { description: 'Events, oldest first', content: json({ type: 'array', items: ref('Event') }) }, ...errors(400, 401, 403, 410) },
+    },
+  };
+  schemas.Event = {
+    type: 'object',
+    properties: {
+      id: { type: 'string', description: 'An increasing integer as a decimal string' },
+      type: { type: 'string', enum: eventTypes },
+      time: { type: 'string', format: 'date-time' },
+      collection: { type: 'string' },
+      record_id: { type: 'string' },
+      owner: { type: 'string' },
+      actor: { type: ['string', 'null'] },
+      data: { type: ['object', 'null'], description: 'The record as GET shows it (null on delete); an attachment\'s metadata' },
+    },
+  };
   const statusText: Record<number, string> = {
     400: 'Bad request', 401: 'Missing or invalid access token', 403: 'No scope on this collection, or another owner\'s record',
     404: 'Not found', 405: 'Method not allowed for this token (see Allow)', 410: 'Deleted record or retired version',

@@ -32,11 +32,21 @@ export const EVENT_TYPES: readonly string[] = [...RESOURCE_EVENT_TYPES, ...ADMIN
 
 const CHANNEL = 'gatehouse:events';
 export const POLL_MS = 500;
+/** The shortest time between two reads of new events: commits closer than this are read together. */
+const COALESCE_MS = 20;
 const BATCH = 1000;
 const PURGED_SETTING = 'events.purged_through';
 
-/** An event as JSON text: `data` is stored as JSON text and goes in as it is. */
+const jsonOf = new WeakMap<StoredEvent, string>();
+
+/** An event as JSON text: `data` is stored as JSON text and goes in as it is. Made once per event object (a bus batch is shared by every stream). */
 export function eventJson(e: StoredEvent): string {
+  let text = jsonOf.get(e);
+  if (text === undefined) jsonOf.set(e, (text = buildEventJson(e)));
+  return text;
+}
+
+function buildEventJson(e: StoredEvent): string {
   return (
     `{"id":"${e.id}","type":${JSON.stringify(e.type)},"time":"${new Date(e.time).toISOString()}",` +
     `"collection":${JSON.stringify(e.collection)},"record_id":${JSON.stringify(e.record_id)},"owner":${JSON.stringify(e.owner)},` +
@@ -99,9 +109,12 @@ export class EventBus {
   private starting: Promise<void> | null = null;
   private readonly subscribers = new Set<Subscriber>();
   private readonly stoppers = new Map<Subscriber, () => void>();
+  private readonly signalled = new Set<() => void>();
   private timer: NodeJS.Timeout | null = null;
   private reading = false;
   private again = false;
+  private scheduled: NodeJS.Timeout | null = null;
+  private lastRead = 0;
   private stopLocal: (() => void) | null = null;
   private stopRedis: (() => Promise<void>) | null = null;
 
@@ -114,14 +127,14 @@ export class EventBus {
     if (this.stopLocal) return;
     this.onProblem = onProblem;
     this.stopLocal = onEventsCommitted(this.ctx.store, () => {
-      this.wake();
+      this.signal();
       void this.ctx.redis?.publish(CHANNEL, '1').catch(() => undefined);
     });
     const redis = this.ctx.redis;
     if (redis) {
       const subscriber = redis.duplicate();
       subscriber.on('error', () => undefined); // reconnects by itself; the poll covers the gap
-      subscriber.on('message', () => this.wake());
+      subscriber.on('message', () => this.signal());
       subscriber.subscribe(CHANNEL).catch((e: Error) => this.onProblem(`cannot subscribe to event notices: ${e.message}`));
       this.stopRedis = async () => void (await subscriber.quit().catch(() => subscriber.disconnect()));
     }
@@ -132,10 +145,13 @@ export class EventBus {
     this.stopLocal = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (this.scheduled) clearTimeout(this.scheduled);
+    this.scheduled = null;
     // Streams and long polls end (the server is closing): they would hold its connections open.
     for (const stop of [...this.stoppers.values()]) stop();
     this.stoppers.clear();
     this.subscribers.clear();
+    this.signalled.clear();
     await this.stopRedis?.();
     this.stopRedis = null;
   }
@@ -175,6 +191,20 @@ export class EventBus {
     };
   }
 
+  /**
+   * Calls fn whenever events were committed here or announced by another instance, without
+   * reading them (the webhook dispatcher reads what it needs itself). Returns how to stop.
+   */
+  onSignal(fn: () => void): () => void {
+    this.signalled.add(fn);
+    return () => void this.signalled.delete(fn);
+  }
+
+  private signal(): void {
+    for (const fn of this.signalled) fn();
+    this.wake();
+  }
+
   /** The last event id handed to subscribers (0 before the bus has started). */
   get position(): number {
     return this.last ?? 0;
@@ -184,13 +214,25 @@ export class EventBus {
     return this.subscribers.size;
   }
 
-  /** Reads what is new once (however many asked) and hands it to every subscriber. */
+  /**
+   * Reads what is new once (however many asked) and hands it to every subscriber: at most one
+   * read per COALESCE_MS, so that a burst of commits reaches each stream as one write.
+   */
   wake(): void {
     if (this.last === null || this.subscribers.size === 0) return;
-    if (this.reading) {
+    if (this.reading || this.scheduled) {
       this.again = true;
       return;
     }
+    const wait = this.lastRead + COALESCE_MS - Date.now();
+    if (wait > 0) {
+      this.scheduled = setTimeout(() => {
+        this.scheduled = null;
+        this.wake();
+      }, wait);
+      return;
+    }
+    this.lastRead = Date.now();
     this.reading = true;
     void this.pump().finally(() => {
       this.reading = false;

@@ -16,14 +16,15 @@ import { claimDueDeliveries, listWebhookRows, queueDeliveries, recordAttempts, t
 //    is retried after 5 s, 30 s, 2 min, 10 min, 1 h, then hourly, until 24 h after the first
 //    attempt, then it is `failed`. At least once: a delivery whose instance died is leased again
 //    when its lease ends.
-// Woken by the event bus as soon as an event is committed (anywhere), and every second for retries.
+// Woken by the event bus's signal as soon as an event is committed here or announced by another
+// instance (Redis), and every TICK_MS for retries and for instances without Redis.
 
 export const BACKOFF_MS = [5_000, 30_000, 120_000, 600_000, 3_600_000];
 const HOURLY_MS = 3_600_000;
 const GIVE_UP_AFTER_MS = 24 * 3_600_000;
 const TIMEOUT_MS = 10_000;
 const LEASE_MS = 30_000;
-const TICK_MS = 1_000;
+const TICK_MS = 500;
 const BATCH = 200;
 const CONCURRENCY = 64;
 const MAX_ERROR_TEXT = 300;
@@ -49,6 +50,8 @@ export class WebhookDispatcher {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  /** When the last round found no webhook (0: it found some). */
+  private noneSince = 0;
 
   constructor(
     private readonly ctx: AppContext,
@@ -60,7 +63,11 @@ export class WebhookDispatcher {
   }
 
   async start(): Promise<void> {
-    this.unsubscribe = await eventBus(this.ctx).subscribe(() => this.wake());
+    // New events wake a round at once — unless there was no webhook a moment ago: the tick finds
+    // one added since (within a second), and writes cost no webhook query when there is none.
+    this.unsubscribe = eventBus(this.ctx).onSignal(() => {
+      if (Date.now() - this.noneSince >= TICK_MS) this.wake();
+    });
     this.timer = setInterval(() => this.wake(), TICK_MS);
     this.timer.unref();
     this.wake();
@@ -95,7 +102,11 @@ export class WebhookDispatcher {
   /** One round: queue what is new, then deliver what is due until nothing is. */
   async round(): Promise<void> {
     const webhooks = await listWebhookRows(this.ctx.store);
-    if (webhooks.length === 0) return;
+    if (webhooks.length === 0) {
+      this.noneSince = Date.now();
+      return;
+    }
+    this.noneSince = 0;
     await this.queue(webhooks);
     const byId = new Map(webhooks.map((w) => [w.id, w]));
     while (!this.stopped) {

@@ -71,6 +71,20 @@ export interface StoreInternals extends Store {
 
 const OPTIMIZE_EVERY_MS = 60_000;
 
+/**
+ * The outbox and the webhook queue only grow from empty and are read by id ranges and due times.
+ * Statistics gathered while such a table was tiny ("1 row") make SQLite scan it whole instead of
+ * seeking its key — a read per event that grows with the table. Without statistics the planner
+ * assumes a large table and seeks, at every size.
+ */
+const QUEUE_TABLES = ['events', 'webhook_deliveries', 'webhook_attempts'];
+function forgetQueueStatistics(database: import('better-sqlite3').Database): void {
+  const hasStats = database.prepare("select 1 from sqlite_master where name = 'sqlite_stat1'").get();
+  if (!hasStats) return;
+  const removed = database.prepare(`delete from sqlite_stat1 where tbl in (${QUEUE_TABLES.map(() => '?').join(', ')})`).run(...QUEUE_TABLES).changes;
+  if (removed > 0) database.exec('analyze sqlite_schema'); // reloads the statistics the planner uses
+}
+
 export async function openStore(url: string): Promise<Store> {
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
   return openPostgres(url);
@@ -89,6 +103,7 @@ async function openSqlite(file: string): Promise<StoreInternals> {
   // on a sample (bounded cost) at open, and kept current by the housekeeping below.
   database.pragma('analysis_limit = 1000');
   database.pragma('optimize = 0x10002');
+  forgetQueueStatistics(database);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const types: Record<ColumnKind, string> = { text: 'text', integer: 'integer', real: 'real', boolean: 'integer', blob: 'blob' };
   let checkpointer: Checkpointer | null = null;
@@ -105,6 +120,7 @@ async function openSqlite(file: string): Promise<StoreInternals> {
       optimizer ??= setInterval(() => {
         try {
           database.pragma('optimize');
+          forgetQueueStatistics(database);
         } catch (e) {
           onProblem(`cannot update the query planner's statistics: ${(e as Error).message}`);
         }

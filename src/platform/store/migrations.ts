@@ -255,7 +255,6 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('actor', 'text')
           .addColumn('data', 'text')
           .execute();
-        await db.schema.createIndex('events_time').on('events').column('time').execute();
         await db.schema
           .createTable('webhooks')
           .addColumn('id', 'text', (c) => c.primaryKey())

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import type { Store, StoreInternals } from './dialect.js';
 
@@ -51,8 +51,19 @@ export async function appendEvents(trx: Transaction<Database>, postgres: boolean
     actor: e.actor ?? null,
     data: e.data ?? null,
   }));
+  if (rows.length === 1) {
+    // The common case (one change per write), on every write's path: compiled once per database.
+    const adapter = trx.getExecutor().adapter;
+    let query = insertOne.get(adapter);
+    if (!query) insertOne.set(adapter, (query = trx.insertInto('events').values(Object.fromEntries(COLUMNS.map((c) => [c, null])) as never).compile()));
+    await trx.executeQuery({ ...query, parameters: COLUMNS.map((c) => rows[0][c]) });
+    return;
+  }
   for (let i = 0; i < rows.length; i += CHUNK) await trx.insertInto('events').values(rows.slice(i, i + CHUNK)).execute();
 }
+
+const COLUMNS = ['type', 'time', 'collection', 'record_id', 'owner', 'actor', 'data'] as const;
+const insertOne = new WeakMap<object, CompiledQuery>();
 
 const db = (store: Store) => (store as StoreInternals).db;
 
@@ -99,8 +110,10 @@ export async function eventsByIds(store: Store, ids: readonly number[]): Promise
 
 /** Removes events older than `before` (epoch ms): how many, and the highest id removed (0 if none). */
 export async function purgeEvents(store: Store, before: number): Promise<{ removed: number; through: number }> {
-  const row = await db(store).selectFrom('events').select((eb) => eb.fn.max('id').as('id')).where('time', '<', before).executeTakeFirst();
-  const through = Number(row?.id ?? 0);
+  // No index on time (one less per write): ids follow time, so the first event young enough to
+  // keep is found by walking the ids from the oldest, over exactly the events to remove.
+  const kept = await db(store).selectFrom('events').select('id').where('time', '>=', before).orderBy('id').limit(1).executeTakeFirst();
+  const through = kept ? Number(kept.id) - 1 : await latestEventId(store);
   if (through === 0) return { removed: 0, through };
   const r = await db(store).deleteFrom('events').where('id', '<=', through).executeTakeFirst();
   return { removed: Number(r.numDeletedRows ?? 0), through };
