@@ -374,3 +374,46 @@ test('errors: a browser gets styled HTML pages, a JSON client the JSON error bod
   assert.match(api.headers.get('content-type')!, /^application\/json/);
   assert.equal(api.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'", 'the JSON policy, not the pages\'');
 });
+
+test('webhooks: add (the secret shown once), refused URLs named, the delivery page, delete after confirming; every page keeps the console policy', async () => {
+  const list = await page(server, jar, '/admin/webhooks');
+  assert.equal(list.status, 200);
+  assert.match(list.html, /No webhook yet/);
+  const token = hiddenField(list.html, 'csrf_token');
+  // http and a private address: 400, the form again with the field named, nothing added.
+  for (const url of ['http://hooks.example/x', 'https://10.0.0.5/x']) {
+    const bad = await page(server, jar, '/admin/webhooks', { csrf_token: token, url });
+    assert.equal(bad.status, 400, bad.html.slice(0, 300));
+    assert.match(bad.html, /href="#f-url">URL<\/a>/);
+  }
+  const added = await page(server, jar, '/admin/webhooks', { csrf_token: token, url: 'https://hooks.example/gatehouse', events: ['record.created', 'record.deleted'], collections: 'zoos' });
+  assert.equal(added.status, 201, added.html.slice(0, 300));
+  const secret = /<code class="secret" id="webhook-secret">(whsec_[^<]+)<\/code>/.exec(added.html);
+  assert.ok(secret, 'the secret on the answer');
+  const id = /href="\/admin\/webhooks\/([0-9a-f-]+)">Done/.exec(added.html)![1];
+  // Listed everywhere without its secret; the CLI sees the same webhook.
+  const after = await page(server, jar, '/admin/webhooks');
+  assert.match(after.html, /https:\/\/hooks\.example\/gatehouse/);
+  assert.ok(!after.html.includes(secret[1]));
+  const listed = JSON.parse(server.cli(['webhook', 'list', '--json']).stdout);
+  assert.deepEqual(listed.find((w: { id: string }) => w.id === id).events, ['record.created', 'record.deleted']);
+  for (const [url, status] of [
+    [`/admin/webhooks/${id}`, 200],
+    [`/admin/webhooks/${id}/delete`, 200],
+    ['/admin/webhooks/nope', 404],
+  ] as const) {
+    const p = await page(server, jar, url);
+    assert.equal(p.status, status, url);
+    assert.ok(!p.html.includes(secret[1]), url);
+    assert.match(p.headers.get('content-security-policy')!, /script-src 'self'/);
+    for (const m of p.html.matchAll(/<(input|select|textarea)\b[^>]*\bid="([^"]+)"/g)) assert.ok(p.html.includes(`for="${m[2]}"`), `${url}: #${m[2]} has no label`);
+  }
+  assert.match((await page(server, jar, `/admin/webhooks/${id}`)).html, /Nothing delivered yet/);
+  // Without the form token nothing is deleted.
+  assert.equal((await page(server, jar, `/admin/webhooks/${id}/delete`, { csrf_token: 'forged' })).status, 403);
+  assert.equal((await page(server, jar, `/admin/webhooks/${id}`)).status, 200);
+  const deleted = await page(server, jar, `/admin/webhooks/${id}/delete`, { csrf_token: token });
+  assert.equal(deleted.status, 303);
+  assert.equal((await page(server, jar, `/admin/webhooks/${id}`)).status, 404);
+  assert.match((await page(server, jar, '/admin/webhooks?deleted')).html, /Webhook deleted/);
+});

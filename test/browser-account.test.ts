@@ -76,6 +76,9 @@ test('login, consent, account (list, revoke) and error pages', async () => {
   const token = tokens.body.access_token as string;
   assert.equal((await server.json('GET', '/v1/zoos', undefined, { authorization: `Bearer ${token}` })).status, 200);
 
+  // The browser's own navigation to the (unserved) redirect URI ends on Chromium's error page:
+  // let it land first, or it interrupts the next navigation.
+  await page.waitForURL((u) => u.protocol === 'chrome-error:' || u.href.startsWith(REDIRECT), { timeout: 10_000 }).catch(() => undefined);
   await page.goto(`${server.url}/oauth/account`);
   await page.getByRole('heading', { name: 'Applications with access' }).waitFor();
   assert.ok(await page.getByText('Zoo Planner').isVisible());

@@ -124,8 +124,20 @@ export async function removeWebhook(ctx: AppContext, id: string, actor: string |
   });
 }
 
-/** A webhook's delivery attempts, newest first (DESIGN.md's shape), and how many deliveries still wait. */
-export async function webhookDeliveries(ctx: AppContext, id: string, limit: number, before: number | null): Promise<{ attempts: Record<string, unknown>[]; pending: number }> {
+/** One delivery attempt as the admin API shows it (DESIGN.md's shape). */
+export interface DeliveryAttempt {
+  id: string;
+  event_id: string;
+  attempt: number;
+  time: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  outcome: string;
+}
+
+/** A webhook's delivery attempts, newest first, and how many deliveries still wait. */
+export async function webhookDeliveries(ctx: AppContext, id: string, limit: number, before: number | null): Promise<{ attempts: DeliveryAttempt[]; pending: number }> {
   const rows = await listAttemptRows(ctx.store, id, limit, before);
   return {
     attempts: rows.map((a) => ({

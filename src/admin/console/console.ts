@@ -16,6 +16,7 @@ import { ADMIN_API } from '../api.js';
 import { ASSETS, type AssetName } from './assets.js';
 import { registerClientPages } from './clients.js';
 import { registerGrantPages } from './grants.js';
+import { registerWebhookPages } from './webhooks.js';
 import { html } from './html.js';
 import { ConsoleKit, formOf, safeNext } from './kit.js';
 import { consoleCsrfValid, consoleUser, endConsoleSession, startConsoleSession } from './session.js';
@@ -154,6 +155,7 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
       registerClientPages(c, kit);
       registerUserPages(c, kit);
       registerGrantPages(c, kit);
+      registerWebhookPages(c, kit);
     },
     { prefix: '/admin' },
   );

@@ -26,13 +26,14 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   return new Html(out);
 }
 
-export type Section = 'dashboard' | 'clients' | 'users' | 'grants' | 'maintenance';
+export type Section = 'dashboard' | 'clients' | 'users' | 'grants' | 'webhooks' | 'maintenance';
 
 const SECTIONS: { id: Section; label: string; path: string }[] = [
   { id: 'dashboard', label: 'Dashboard', path: '' },
   { id: 'clients', label: 'Clients', path: '/clients' },
   { id: 'users', label: 'Users', path: '/users' },
   { id: 'grants', label: 'Grants', path: '/grants' },
+  { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'maintenance', label: 'Maintenance', path: '/maintenance' },
 ];
 
@@ -157,6 +158,9 @@ const LABELS: Record<string, string> = {
   client_secret: 'Client secret',
   username: 'Username',
   password: 'Password',
+  url: 'URL',
+  events: 'Event types',
+  collections: 'Collections',
 };
 
 function label(name: string): string {
