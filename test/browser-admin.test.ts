@@ -213,6 +213,29 @@ test('grants: filter by user, revoke after confirming; the tokens stop working',
   await page.close();
 });
 
+test('webhooks: add one (the secret shown once), its delivery page, delete after confirming', async () => {
+  const page = watch(await context.newPage());
+  await page.goto(`${server.url}/admin/webhooks`);
+  await page.getByLabel('URL').fill('https://hooks.example/gatehouse');
+  await page.getByLabel('record.created').check();
+  await page.getByLabel('zoos').check();
+  await check(page, 'webhooks');
+  await page.getByRole('button', { name: 'Add the webhook' }).click();
+  await page.getByRole('heading', { name: 'Webhook added' }).waitFor();
+  const secret = await page.locator('#webhook-secret').textContent();
+  assert.match(secret ?? '', /^whsec_/);
+  await check(page, 'webhook-added');
+  await page.getByRole('link', { name: 'Done: to its deliveries' }).click();
+  await page.getByText('Nothing delivered yet.').waitFor();
+  assert.ok(!(await page.content()).includes(secret!));
+  await check(page, 'webhook');
+  await page.getByRole('link', { name: 'Delete the webhook…' }).click();
+  await check(page, 'webhook-delete');
+  await page.getByRole('button', { name: 'Delete the webhook' }).click();
+  await page.getByText('Webhook deleted.').waitFor();
+  await page.close();
+});
+
 test('maintenance: on from the console (the API answers 503, the console still works), then off', async () => {
   const page = watch(await context.newPage());
   await page.goto(`${server.url}/admin/maintenance`);
@@ -269,7 +292,7 @@ test('without JavaScript: signing in and registering work; the secret is plain s
 });
 
 test('every console page was checked, and no page broke its CSP', () => {
-  for (const name of ['signin', 'not-admin', 'dashboard', 'clients', 'client-registered', 'client', 'client-rotate', 'client-delete', 'users', 'user', 'user-delete', 'grants', 'grant-revoke', 'maintenance', 'not-found'])
+  for (const name of ['signin', 'not-admin', 'dashboard', 'clients', 'client-registered', 'client', 'client-rotate', 'client-delete', 'users', 'user', 'user-delete', 'grants', 'grant-revoke', 'webhooks', 'webhook-added', 'webhook', 'webhook-delete', 'maintenance', 'not-found'])
     assert.ok(checked.has(name), `${name} was not checked`);
   assert.deepEqual(cspViolations, []);
 });
