@@ -76,9 +76,14 @@ async function writesWithOutbox(work: string, settings: LoadSettings, rounds: nu
       log(`  round ${r + 1} ${name.padEnd(6)} ${fmtInt(s.rps)} req/s, p99 ${fmtMs(s.p99)}, server CPU ${s.serverCpuPerRequest?.toFixed(0)} µs/req (${s.serverCpu?.toFixed(2)} cores), loader ${s.loaderCpu.toFixed(2)} cores`);
     }
   const cpu = (name: string) => median(samples[name].map((s) => s.serverCpuPerRequest ?? NaN));
-  const ratio = cpu('events') / cpu('before');
-  log(`  median server CPU per POST: ${cpu('events').toFixed(0)} µs with events, ${cpu('before').toFixed(0)} µs before: ${ratio.toFixed(2)}×`);
-  checks.push({ what: 'POST /v1/zoos server CPU/req, outbox on vs before events', value: `${ratio.toFixed(2)}× (${cpu('events').toFixed(0)} vs ${cpu('before').toFixed(0)} µs)`, target: '≤ 1.10×', met: ratio <= 1.1 });
+  // On a shared machine both sides drift together from round to round: the ratio within each
+  // round (measured back to back) is steadier than the ratio of the two medians.
+  const paired = median(samples.events.map((s, i) => (s.serverCpuPerRequest ?? NaN) / (samples.before[i].serverCpuPerRequest ?? NaN)));
+  log(
+    `  median server CPU per POST: ${cpu('events').toFixed(0)} µs with events, ${cpu('before').toFixed(0)} µs before (${(cpu('events') / cpu('before')).toFixed(2)}×); ` +
+      `median of the per-round ratios ${paired.toFixed(2)}×`,
+  );
+  checks.push({ what: 'POST /v1/zoos server CPU/req, outbox on vs before events (median of per-round ratios)', value: `${paired.toFixed(2)}× (medians ${cpu('events').toFixed(0)} vs ${cpu('before').toFixed(0)} µs)`, target: '≤ 1.10×', met: paired <= 1.1 });
   for (const g of Object.values(servers)) {
     await g.agent.close();
     await g.server.stop();
