@@ -4,7 +4,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';
-import { apiClient, assertApiError, clientToken, asBearer, secretOf, type ApiClient } from './helpers/tokens.js';
+import { apiClient, assertApiError, clientToken, asBearer, registerClient, requestToken, secretOf, type ApiClient } from './helpers/tokens.js';
 import { addClient, basic, post } from './helpers/oauth.js';
 import { openStream } from './helpers/events.js';
 
@@ -237,6 +237,39 @@ describe('the stream', () => {
     const endedAt = await Promise.race([s.ended, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 3000))]);
     assert.ok(endedAt > 0, 'the stream did not end');
     assert.ok(endedAt - revokedAt < 1000, `ended ${endedAt - revokedAt} ms after the revocation`);
+  });
+
+  test('the stream ends within a second of the token’s expiry', async () => {
+    const short = await startServer({ config: { auth: { accessTokenTtl: 3 } } });
+    try {
+      registerClient(short, 'ev-expiring');
+      const before = Date.now();
+      const issued = await requestToken(short, 'ev-expiring', 'zoos:read');
+      assert.equal(issued.body.expires_in, 3);
+      const token = issued.body.access_token as string;
+      const s = await openStream(short, '/v1/events', { authorization: `Bearer ${token}` });
+      assert.equal(s.status, 200);
+      const endedAt = await Promise.race([s.ended, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 6000))]);
+      assert.ok(endedAt > 0, 'the stream outlived its token');
+      // The token expires 3 s after it was issued, somewhere between `before` and the first response.
+      assert.ok(endedAt >= before + 3000 - 50, `ended ${endedAt - before} ms after the token request, before its expiry`);
+      assert.ok(endedAt < before + 3000 + 1000 + 500, `ended ${endedAt - before} ms after the token request`);
+    } finally {
+      await short.cleanup();
+    }
+  });
+
+  test('HEAD with Accept: text/event-stream answers the stream’s headers at once, with no stream', async () => {
+    const started = Date.now();
+    const res = await a.fetch('/v1/events', { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.equal(res.headers.get('cache-control'), 'no-store');
+    assert.equal(await res.text(), '');
+    assert.ok(Date.now() - started < 2000);
+    const admin = await server.fetch('/admin/v1/events', { method: 'HEAD', headers: { accept: 'text/event-stream', authorization: `Bearer ${adminToken}` } });
+    assert.equal(admin.status, 200);
+    assert.match(admin.headers.get('content-type') ?? '', /^text\/event-stream/);
   });
 
   test('a stream from Accept without JSON still checks the token and the parameters', async () => {

@@ -1,6 +1,7 @@
 // The outbox on each engine: events appended by a write exist exactly when it commits, ids
 // increase, a token's selection is the same rule in SQL and in memory, and the retention sweep
 // makes an older resume point 410.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { migrateCore } from '../platform/store/migrations.js';
 import { write } from '../platform/store/write-path.js';
@@ -8,7 +9,7 @@ import { latestEventId, readEvents } from '../platform/store/outbox.js';
 import { ApiError } from '../platform/http/errors.js';
 import { EventSelection, purgedThrough, readSelected, sweepEvents } from '../contract/event-bus.js';
 import type { AppContext } from '../contract/context.js';
-import { requireRetained } from './events.js';
+import { requireRetained, sseFrame } from './events.js';
 import { testOnEachEngine } from '../../test/helpers/stores.js';
 
 testOnEachEngine('the outbox: commit or nothing, increasing ids, one selection rule, retention → 410', async (store) => {
@@ -64,4 +65,17 @@ testOnEachEngine('the outbox: commit or nothing, increasing ids, one selection r
   // Ids keep increasing after a sweep (never reused).
   await write(store, async (tx) => tx.emit(record('zoos', 'user:a', 'z3')));
   assert.ok((await latestEventId(store)) > all[3].id);
+});
+
+test('an SSE frame is id, event and data lines, made once per event; a line break never escapes its data line', () => {
+  const e = { id: 7, type: 'record.created', time: 0, collection: 'zoos', record_id: 'z1', owner: null, actor: null, data: '{"a":1}' };
+  const frame = sseFrame(e);
+  assert.equal(frame, `id: 7\nevent: record.created\ndata: {"id":"7","type":"record.created","time":"1970-01-01T00:00:00.000Z","collection":"zoos","record_id":"z1","owner":null,"actor":null,"data":{"a":1}}\n\n`);
+  assert.equal(sseFrame(e), frame);
+  // Stored data is JSON text without raw line breaks; were one there, it would stay inside data lines.
+  const odd = { ...e, id: 8, data: '{"a":\n1}' };
+  const lines = sseFrame(odd).split('\n');
+  assert.deepEqual(lines.slice(0, 2), ['id: 8', 'event: record.created']);
+  assert.ok(lines.slice(2, -2).every((l) => l.startsWith('data: ')), sseFrame(odd));
+  assert.deepEqual(lines.slice(-2), ['', '']);
 });

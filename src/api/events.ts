@@ -154,6 +154,10 @@ export async function streamEvents(
   after: number | null,
   watch: { endsAt: number; stillValid: () => Promise<boolean> },
 ): Promise<void> {
+  if (request.method === 'HEAD') {
+    // The stream's headers without a stream: a HEAD is answered at once.
+    return void reply.headers(outgoingHeaders(reply)).type('text/event-stream').send();
+  }
   const bus = eventBus(ctx);
   let sent = after ?? 0;
   let live = after === null; // with no resume point, only new events
@@ -166,9 +170,7 @@ export async function streamEvents(
     // A reader that does not keep up is let go rather than buffered without bound: it resumes
     // with Last-Event-ID and gets what it missed from the database.
     if (reply.raw.writableLength > MAX_UNSENT_BYTES) return end();
-    void session.batch((buffer) => {
-      for (const e of fresh) buffer.push(eventJson(e), e.type, String(e.id));
-    });
+    reply.raw.write(fresh.length === 1 ? sseFrame(fresh[0]) : fresh.map(sseFrame).join(''));
     sent = fresh[fresh.length - 1].id;
   };
   const timers: NodeJS.Timeout[] = [];
@@ -192,7 +194,6 @@ export async function streamEvents(
     headers: outgoingHeaders(reply),
     keepAlive: KEEP_ALIVE_MS,
     retry: null,
-    serializer: (data) => String(data),
     trustClientEventId: false,
   });
   session.on('disconnected', end);
@@ -218,6 +219,26 @@ export async function streamEvents(
     live = true;
     send(pending.splice(0));
   }
+}
+
+const frameOf = new WeakMap<StoredEvent, string>();
+
+/**
+ * An event as one SSE frame (`id`, `event`, `data`), made once per event object: a bus batch is
+ * shared by every stream, so 1,000 streams write the same string rather than frame it 1,000 times.
+ * better-sse opens the stream and sends the keep-alive; the frames are this small format itself.
+ */
+export function sseFrame(e: StoredEvent): string {
+  let frame = frameOf.get(e);
+  if (frame === undefined) {
+    // JSON text has no raw line breaks, but a data line must never carry one: split just in case.
+    const data = eventJson(e)
+      .split(/\r\n|\r|\n/)
+      .map((line) => `data: ${line}\n`)
+      .join('');
+    frameOf.set(e, (frame = `id: ${e.id}\nevent: ${e.type}\n${data}\n`));
+  }
+  return frame;
 }
 
 /** The headers set so far by the hooks (security policy, CORS): a hijacked reply must send them itself. */

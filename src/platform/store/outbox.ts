@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery, type Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database, EventsTable } from './schema.js';
 import type { Store, StoreInternals } from './dialect.js';
 
 // Owner of the events table: the outbox (DESIGN.md "Events"). write-path.ts appends a write's
@@ -23,16 +23,8 @@ export interface NewEvent {
   data?: string | null;
 }
 
-export interface StoredEvent {
-  id: number;
-  type: string;
-  time: number;
-  collection: string | null;
-  record_id: string | null;
-  owner: string | null;
-  actor: string | null;
-  data: string | null;
-}
+/** An event as the outbox keeps it. */
+export type StoredEvent = Omit<EventsTable, 'id'> & { id: number };
 
 const APPEND_LOCK = 715518;
 const CHUNK = 200;
