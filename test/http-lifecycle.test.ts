@@ -7,16 +7,7 @@ import { connect } from 'node:tls';
 import path from 'node:path';
 import { startServer, tempDir, testConfig, writeConfig } from './helpers/server.js';
 import { apiClient, assertApiError, requestToken } from './helpers/tokens.js';
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 3000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { until } from './helpers/wait.js';
 
 describe('maintenance mode', () => {
   test('`gatehouse maintenance on`: 503 + Retry-After within a second, /health stays 200 and reports it; `off` restores', async () => {

@@ -18,6 +18,7 @@ import { registerEventRoutes } from './events.js';
 import type { ResourceApi } from './resource-api.js';
 import { registerProtectedResourceMetadata } from './access/protected-resource.js';
 import { observersOf, type Observers } from '../contract/observers.js';
+import { quotaStore } from './access/quota-store.js';
 
 // The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
 // decide, call the resource service, shape the response.
@@ -79,8 +80,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
         max: config.api.rateLimit.max,
         timeWindow: config.api.rateLimit.window * 1000,
         enableDraftSpec: true,
-        redis: ctx.redis ?? undefined,
-        nameSpace: 'gatehouse:rate:',
+        store: quotaStore(ctx, 'gatehouse:rate:'),
         keyGenerator: (request) => (request.caller ? `t:${request.caller.tokenHash}` : `ip:${request.ip}`),
         onExceeded: () => quotaRejectionObservers(ctx).notify(),
         errorResponseBuilder: (_request, context) =>

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { withRedis } from '../contract/redis-state.js';
 import type { AppContext } from '../contract/context.js';
 import { OAuthError, tooManyRequests } from '../platform/http/errors.js';
 import { audit } from './audit.js';
@@ -28,15 +29,19 @@ async function loginRetryAfter(ctx: AppContext, keys: ThrottleKeys): Promise<num
   const now = Date.now();
   let wait = 0;
   for (const key of counterKeys(keys)) {
-    if (ctx.redis) {
-      const [count, ttl] = await Promise.all([ctx.redis.get(key), ctx.redis.pttl(key)]);
-      if (Number(count ?? 0) >= max && ttl > 0) wait = Math.max(wait, Math.ceil(ttl / 1000));
-      continue;
-    }
-    const row = await readCounter(ctx.store, key);
-    if (!row) continue;
-    const endsAt = row.windowStart + window * 1000;
-    if (endsAt > now && row.count >= max) wait = Math.max(wait, Math.ceil((endsAt - now) / 1000));
+    const waitFor = await withRedis(
+      ctx,
+      async (redis) => {
+        const [count, ttl] = await Promise.all([redis.get(key), redis.pttl(key)]);
+        return Number(count ?? 0) >= max && ttl > 0 ? Math.ceil(ttl / 1000) : 0;
+      },
+      async () => {
+        const row = await readCounter(ctx.store, key);
+        const endsAt = row ? row.windowStart + window * 1000 : 0;
+        return row && endsAt > now && row.count >= max ? Math.ceil((endsAt - now) / 1000) : 0;
+      },
+    );
+    wait = Math.max(wait, waitFor);
   }
   return wait;
 }
@@ -45,21 +50,24 @@ async function loginRetryAfter(ctx: AppContext, keys: ThrottleKeys): Promise<num
 async function recordLoginFailure(ctx: AppContext, keys: ThrottleKeys): Promise<void> {
   const { window } = ctx.config.auth.loginThrottle;
   const now = Date.now();
-  for (const key of counterKeys(keys)) {
-    if (ctx.redis) {
-      const count = await ctx.redis.incr(key);
-      if (count === 1) await ctx.redis.pexpire(key, window * 1000);
-      continue;
-    }
-    await incrementCounter(ctx.store, key, now, now - window * 1000);
-  }
+  for (const key of counterKeys(keys))
+    await withRedis(
+      ctx,
+      async (redis) => {
+        if ((await redis.incr(key)) === 1) await redis.pexpire(key, window * 1000);
+      },
+      () => incrementCounter(ctx.store, key, now, now - window * 1000),
+    );
 }
 
 /** A successful login clears the user name's count (not the IP's: one account proves nothing about the others). */
 async function clearLoginFailures(ctx: AppContext, keys: ThrottleKeys): Promise<void> {
   const [userKey] = counterKeys(keys);
-  if (ctx.redis) await ctx.redis.del(userKey);
-  else await clearCounter(ctx.store, userKey);
+  await withRedis(
+    ctx,
+    async (redis) => void (await redis.del(userKey)),
+    () => clearCounter(ctx.store, userKey),
+  );
 }
 
 export type SignIn = { user: User } | { retryAfter: number } | { failed: true };

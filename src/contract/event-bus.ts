@@ -1,5 +1,6 @@
 import type { AppContext } from './context.js';
 import { contextCache } from './context-cache.js';
+import { redisNow } from './redis-state.js';
 import { latestEventId, purgeEvents, readEvents, type EventFilter, type StoredEvent } from '../platform/store/outbox.js';
 import { onEventsCommitted } from '../platform/store/write-path.js';
 import { readSetting, writeSetting } from '../platform/store/settings.js';
@@ -128,7 +129,7 @@ export class EventBus {
     this.onProblem = onProblem;
     this.stopLocal = onEventsCommitted(this.ctx.store, () => {
       this.signal();
-      void this.ctx.redis?.publish(CHANNEL, '1').catch(() => undefined);
+      void redisNow(this.ctx)?.publish(CHANNEL, '1').catch(() => undefined);
     });
     const redis = this.ctx.redis;
     if (redis) {

@@ -1,5 +1,6 @@
 import type { AppContext } from './context.js';
 import { contextCache } from './context-cache.js';
+import { redisNow } from './redis-state.js';
 
 // What a revocation tells the caches. Each instance caches token checks (active-token.ts) and
 // clients (authserver/model/clients.ts) for a moment; whoever revokes — an instance, or the CLI — announces
@@ -25,9 +26,10 @@ function notifyLocal(ctx: AppContext): void {
 /** Call after a revocation has been committed. Never throws. */
 export async function announceRevocation(ctx: AppContext): Promise<void> {
   notifyLocal(ctx);
-  if (!ctx.redis) return;
+  const redis = redisNow(ctx);
+  if (!redis) return;
   try {
-    await ctx.redis.publish(CHANNEL, String(Date.now()));
+    await redis.publish(CHANNEL, String(Date.now()));
   } catch {
     // Redis unreachable: the other instances' caches expire by themselves within a second.
   }

@@ -7,6 +7,7 @@ import { buildApp } from './app.js';
 import { closeContext, openContext } from './context.js';
 import { startSweeper } from './sweeper.js';
 import { listenForRevocations } from '../contract/revocation-notices.js';
+import { watchRedis } from '../contract/redis-state.js';
 import { ensureDemoDeployment } from './demo.js';
 import { ServerMetrics } from './metrics.js';
 import { eventBus } from '../contract/event-bus.js';
@@ -90,6 +91,7 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
   ctx.store.announceServing();
   ctx.store.runHousekeepingInBackground((message) => app.log.warn(message));
   const stopNotices = listenForRevocations(ctx, (message) => app.log.warn(message));
+  const redisWatch = watchRedis(ctx, (m) => app.log.warn(m));
   const stopSweeper = startSweeper(ctx, app.log);
   const bus = eventBus(ctx);
   bus.start((message) => app.log.warn(message));
@@ -102,6 +104,7 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
       await webhooks.stop();
       await bus.stop(); // ends the event streams and long polls: they would hold the server open
       await stopNotices();
+      redisWatch.stop();
       await app.close();
       await metrics?.close();
       await closeContext(ctx);

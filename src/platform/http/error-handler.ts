@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { ApiError } from './errors.js';
+import { ApiError, serviceUnavailable } from './errors.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { HSTS } from './headers.js';
 
 // The single place where an error becomes a response: `{ error, detail }` as JSON for every
@@ -22,11 +23,15 @@ const FASTIFY_ERRORS: Record<string, (e: FastifyError) => ApiError> = {
   FST_ERR_ASYNC_CONSTRAINT: () => new ApiError(400, 'Bad request'),
 };
 
+/** Seconds a client waits before retrying when the database is away (a restart takes a few). */
+const DATABASE_RETRY_AFTER = 5;
+
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
   const known = fe?.code && FASTIFY_ERRORS[fe.code];
   if (known) return known(fe);
+  if (isDatabaseUnavailable(err)) return serviceUnavailable(DATABASE_RETRY_AFTER, 'The database is unavailable, retry shortly', { database: 'unavailable' });
   if (fe?.validation) {
     const detail: Record<string, string> = {};
     for (const v of fe.validation) {
@@ -61,7 +66,7 @@ export function registerErrorHandling(app: FastifyInstance, htmlErrorPage?: Html
     if (known) {
       // Expected answers (maintenance, overload, an unavailable dependency) are not failures of
       // the program: a line without a stack. A 500 that the code chose is logged with its cause.
-      if (known.status === 503) request.log.warn({ status: 503, error: known.message, detail: known.detail }, 'service unavailable');
+      if (known.status === 503) request.log.warn({ status: 503, error: known.message, detail: known.detail, cause: (err as unknown) === known ? undefined : err.message }, 'service unavailable');
       else if (known.status >= 500) request.log.error({ err }, 'request failed');
       return sendError(reply, known);
     }

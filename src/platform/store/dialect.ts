@@ -70,6 +70,7 @@ export interface StoreInternals extends Store {
 }
 
 const OPTIMIZE_EVERY_MS = 60_000;
+const CONNECT_TIMEOUT_MS = 5000;
 
 /**
  * The outbox and the webhook queue only grow from empty and are read by id ranges and due times.
@@ -171,11 +172,26 @@ function withStatementCache(database: import('better-sqlite3').Database): Sqlite
       let statement = cache.get(text);
       if (!statement) {
         if (cache.size >= 1000) cache.clear();
-        statement = rowsAsObjects(database.prepare(text));
+        statement = text === 'rollback' ? rollbackIfOpen(database) : rowsAsObjects(database.prepare(text));
         cache.set(text, statement);
       }
       return statement;
     },
+  };
+}
+
+/**
+ * SQLite ends a transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM): the
+ * ROLLBACK that Kysely then sends would fail ("no transaction is active") and hide the error that
+ * matters (a full disk is 503, not 500). Rolls back only what is still open.
+ */
+function rollbackIfOpen(database: import('better-sqlite3').Database): SqliteStatement {
+  const rollback = database.prepare('rollback');
+  return {
+    reader: false,
+    all: () => [],
+    run: () => (database.inTransaction ? rollback.run() : { changes: 0, lastInsertRowid: 0 }),
+    *iterate() {},
   };
 }
 
@@ -202,10 +218,13 @@ async function openPostgres(url: string): Promise<StoreInternals> {
   const pg = await import('pg');
   const { Pool, types } = pg.default;
   types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit in 2^53)
-  const pool = new Pool({ connectionString: url, max: Number(process.env.GATEHOUSE_PG_POOL ?? 10) });
+  // A request never waits long for a connection: while the server is away (restart, failover)
+  // opening one fails or times out within CONNECT_TIMEOUT_MS and the request is answered 503
+  // with Retry-After (unavailable.ts); the pool opens new connections by itself once it is back.
+  const pool = new Pool({ connectionString: url, max: Number(process.env.GATEHOUSE_PG_POOL ?? 10), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle connection that the server drops (restart, failover, pg_terminate_backend) is an
   // 'error' on the pool; unheard, it would crash the process. The pool discards that connection
-  // and opens a new one when needed; a database that stays down shows in /health and as 5xx.
+  // and opens a new one when needed; a database that stays down shows in /health and as 503.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const typeNames: Record<ColumnKind, string> = {
