@@ -70,7 +70,7 @@ describe('maintenance mode', () => {
 });
 
 describe('process lifecycle', () => {
-  test('SIGTERM drains an in-flight request and exits 0', async () => {
+  test('SIGTERM drains an in-flight request, refuses new connections meanwhile, and exits 0', async () => {
     const server = await startServer();
     try {
       const a = await apiClient(server, 'term-a');
@@ -92,6 +92,13 @@ describe('process lifecycle', () => {
       await new Promise((r) => setTimeout(r, 200));
       const exited = server.stop('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));
+      // While it drains, new connections are refused.
+      const refused = await new Promise<string>((resolve) => {
+        const late = connect({ host: url.hostname, port: Number(url.port), ca: server.ca, servername: 'localhost' });
+        late.once('secureConnect', () => (late.destroy(), resolve('connected')));
+        late.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+      });
+      assert.equal(refused, 'ECONNREFUSED');
       socket.write(body.slice(5));
       await Promise.race([closed, until('the response', async () => (response.includes('Last one') ? true : undefined), 5000)]);
       socket.destroy();
@@ -100,6 +107,73 @@ describe('process lifecycle', () => {
       assert.equal(await exited, 0);
     } finally {
       await server.cleanup();
+    }
+  });
+
+  test('SIGTERM under load: every write answered is stored, nothing stored went unanswered, only connection errors, exit 0 within the drain timeout', async () => {
+    const dataDir = tempDir();
+    const server = await startServer({ dataDir });
+    const restarted: { cleanup(): Promise<void> }[] = [];
+    try {
+      const a = await apiClient(server, 'term-load', 'zoos:read zoos:write');
+      const acknowledged = new Set<string>();
+      const otherStatuses: string[] = [];
+      const errors = new Map<string, number>();
+      let stop = false;
+      const worker = async (n: number) => {
+        for (let i = 0; !stop; i++) {
+          const name = `w${n}-${i}`;
+          try {
+            const res = await a.json('POST', '/v1/zoos', { name, city: 'Drain' });
+            if (res.status === 201) acknowledged.add(name);
+            else otherStatuses.push(`${res.status} ${res.text.slice(0, 120)}`);
+          } catch (e) {
+            const err = e as Error & { cause?: { code?: string } };
+            const code = err.cause?.code ?? err.message;
+            errors.set(code, (errors.get(code) ?? 0) + 1);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+      };
+      const workers = Array.from({ length: 16 }, (_, n) => worker(n));
+      await until('some writes', async () => (acknowledged.size >= 100 ? true : undefined), 20_000);
+      // The signal alone (server.stop would also close the test's own connections).
+      const exited = new Promise<number | null>((resolve) => server.child.once('exit', (c) => resolve(c)));
+      const signalledAt = Date.now();
+      server.child.kill('SIGTERM');
+      const code = await exited;
+      const drained = Date.now() - signalledAt;
+      await new Promise((r) => setTimeout(r, 200));
+      stop = true;
+      await Promise.all(workers);
+      assert.equal(code, 0, server.output().slice(-1500));
+      assert.ok(drained < 30_000, `exited ${drained} ms after SIGTERM`);
+      assert.deepEqual(otherStatuses, []);
+      for (const k of errors.keys()) assert.match(k, /ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|other side closed|EPIPE|socket/i, `an error other than a closed connection: ${k}`);
+      assert.doesNotMatch(server.output(), /unexpected failure/);
+
+      // Restarted on the same data: exactly the acknowledged writes are there.
+      const again = await startServer({ dataDir, configFile: server.configFile });
+      restarted.push(again);
+      const reader = await apiClient(again, 'term-load', 'zoos:read zoos:write');
+      const stored = new Set<string>();
+      let target: string | null = '/v1/zoos?city=Drain&limit=100';
+      while (target) {
+        const page = await reader.json('GET', target);
+        assert.equal(page.status, 200, page.text);
+        for (const z of page.body) stored.add(z.name);
+        const next = /<([^>]+)>;\s*rel="next"/.exec(page.headers.get('link') ?? '');
+        target = next ? next[1] : null;
+      }
+      const lost = [...acknowledged].filter((n) => !stored.has(n));
+      const unanswered = [...stored].filter((n) => !acknowledged.has(n));
+      assert.deepEqual(lost, [], 'acknowledged writes lost');
+      assert.deepEqual(unanswered, [], 'writes stored whose answer never arrived (cut off by the shutdown)');
+      assert.ok(acknowledged.size >= 100);
+    } finally {
+      for (const r of restarted) await r.cleanup();
+      await server.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
