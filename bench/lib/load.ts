@@ -4,6 +4,7 @@
 // time (autocannon's own histogram rounds to whole milliseconds). CPU time of the server
 // process (from /proc) and of this process tells who was the bottleneck.
 import { readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 
 export interface LoadSettings {
@@ -13,6 +14,12 @@ export interface LoadSettings {
   duration: number;
   /** Warm-up seconds before each measurement (new connections, JIT, caches). */
   warmup: number;
+  /**
+   * Worker threads that generate the load (the connections are shared among them); 1 runs it on
+   * this thread. More than one lets the loader use more than a core, so that a server faster
+   * than one loader core is not measured at the loader's ceiling.
+   */
+  loaders?: number;
 }
 
 export interface Workload {
@@ -88,6 +95,7 @@ function run(work: Workload, settings: LoadSettings, seconds: number, onLatency?
 }
 
 export async function measure(work: Workload, settings: LoadSettings, serverPid: number): Promise<Sample> {
+  if ((settings.loaders ?? 1) > 1) return measureWithWorkers(work, settings, serverPid);
   if (settings.warmup > 0) await run(work, settings, settings.warmup);
   const latencies: number[] = [];
   const serverBefore = cpuSeconds(serverPid);
@@ -97,24 +105,106 @@ export async function measure(work: Workload, settings: LoadSettings, serverPid:
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
   const serverAfter = cpuSeconds(serverPid);
   const loader = process.cpuUsage(loaderBefore);
-  const sorted = Float64Array.from(latencies).sort();
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count;
+  return sample({
+    ok: result['2xx'],
+    duration: result.duration,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    latencies: Float64Array.from(latencies),
+    serverSeconds: serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore,
+    loaderSeconds: (loader.user + loader.system) / 1e6,
+    elapsed,
+  });
+}
+
+interface WorkerResult {
+  ok: number;
+  duration: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  latencies: Float64Array;
+}
+
+/** The same measurement with the load from `settings.loaders` worker threads at once. */
+async function measureWithWorkers(work: Workload, settings: LoadSettings, serverPid: number): Promise<Sample> {
+  const count = Math.min(settings.loaders ?? 1, settings.connections);
+  const workers = Array.from(
+    { length: count },
+    (_, i) =>
+      new Worker(new URL('./load-worker.mjs', import.meta.url), {
+        workerData: {
+          work,
+          // The connections shared out: 50 over 2 workers is 25 each.
+          connections: Math.floor(settings.connections / count) + (i < settings.connections % count ? 1 : 0),
+          pipelining: settings.pipelining,
+          offset: Math.floor((i * work.paths.length) / count),
+        },
+      }),
+  );
+  const runAll = (seconds: number, collect: boolean) =>
+    Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<WorkerResult>((resolve, reject) => {
+            w.once('message', (m: { result?: WorkerResult; error?: string }) => (m.result ? resolve(m.result) : reject(new Error(m.error))));
+            w.once('error', reject);
+            w.postMessage({ seconds, collect });
+          }),
+      ),
+    );
+  try {
+    if (settings.warmup > 0) await runAll(settings.warmup, false);
+    const serverBefore = cpuSeconds(serverPid);
+    const loaderBefore = process.cpuUsage(); // every thread of this process
+    const started = process.hrtime.bigint();
+    const results = await runAll(settings.duration, true);
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+    const serverAfter = cpuSeconds(serverPid);
+    const loader = process.cpuUsage(loaderBefore);
+    const statusCodes: Record<string, number> = {};
+    for (const r of results) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+    const latencies = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0));
+    let at = 0;
+    for (const r of results) {
+      latencies.set(r.latencies, at);
+      at += r.latencies.length;
+    }
+    return sample({
+      ok: results.reduce((n, r) => n + r.ok, 0),
+      duration: Math.max(...results.map((r) => r.duration)),
+      errors: results.reduce((n, r) => n + r.errors, 0),
+      timeouts: results.reduce((n, r) => n + r.timeouts, 0),
+      statusCodes,
+      latencies,
+      serverSeconds: serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore,
+      loaderSeconds: (loader.user + loader.system) / 1e6,
+      elapsed,
+    });
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
+function sample(m: WorkerResult & { serverSeconds: number | null; loaderSeconds: number; elapsed: number }): Sample {
+  const sorted = m.latencies.sort();
   const non2xx: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {}))
-    if (!code.startsWith('2')) non2xx[code] = count;
-  const ok = result['2xx'];
-  const responses = ok + Object.values(non2xx).reduce((a, b) => a + b, 0);
-  const serverSeconds = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
+  for (const [code, count] of Object.entries(m.statusCodes)) if (!code.startsWith('2')) non2xx[code] = count;
+  const responses = m.ok + Object.values(non2xx).reduce((a, b) => a + b, 0);
   return {
-    rps: ok / result.duration,
+    rps: m.ok / m.duration,
     p50: percentile(sorted, 50),
     p99: percentile(sorted, 99),
     max: sorted.length ? sorted[sorted.length - 1] : NaN,
-    ok,
+    ok: m.ok,
     non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    serverCpu: serverSeconds === null ? null : serverSeconds / elapsed,
-    serverCpuPerRequest: serverSeconds === null || responses === 0 ? null : (serverSeconds / responses) * 1e6,
-    loaderCpu: (loader.user + loader.system) / 1e6 / elapsed,
+    errors: m.errors,
+    timeouts: m.timeouts,
+    serverCpu: m.serverSeconds === null ? null : m.serverSeconds / m.elapsed,
+    serverCpuPerRequest: m.serverSeconds === null || responses === 0 ? null : (m.serverSeconds / responses) * 1e6,
+    loaderCpu: m.loaderSeconds / m.elapsed,
   };
 }

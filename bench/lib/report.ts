@@ -24,6 +24,22 @@ export interface TargetSummary {
   /** Non-2xx responses, errors and timeouts over every round (a clean run has none). */
   failures: number;
   failureDetail: string;
+  /** Which side limited the req/s (see `bottleneck`); set by the caller, who knows the loader threads and cores. */
+  bottleneck?: string;
+}
+
+/**
+ * Who limited the throughput of a measurement: the server (its event loop at ≈ one core), the
+ * load generator (every loader thread at ≈ one core), the machine (server and loader together
+ * use every core: neither is at its own ceiling, they share the CPUs), or neither (latency-bound:
+ * the connections wait). Server CPU per request is the figure that stays honest in every case.
+ */
+export function bottleneck(s: Pick<TargetSummary, 'serverCpu' | 'loaderCpu'>, loaders: number, cores: number): string {
+  const server = s.serverCpu ?? NaN;
+  if (server >= 0.9) return 'server';
+  if (s.loaderCpu >= 0.9 * loaders) return 'loader';
+  if (server + s.loaderCpu >= 0.9 * cores) return 'machine';
+  return 'neither';
 }
 
 export function summarize(key: string, label: string, samples: Sample[]): TargetSummary {
@@ -78,17 +94,17 @@ function pad(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n');
 }
 
-const HEAD = ['target', 'req/s (median)', 'min–max', 'p50 ms', 'p99 ms', 'server CPU', 'CPU µs/req', 'loader CPU', 'non-2xx/errors'];
+const HEAD = ['target', 'CPU µs/req', 'req/s (median)', 'min–max', 'p50 ms', 'p99 ms', 'server CPU', 'loader CPU', 'bottleneck', 'non-2xx/errors'];
 
 function row(s: TargetSummary): string[] {
-  return [s.label, fmtInt(s.rps), `${fmtInt(s.rpsMin)}–${fmtInt(s.rpsMax)}`, fmtMs(s.p50), fmtMs(s.p99), fmtCpu(s.serverCpu), s.cpuPerRequest === null ? '—' : fmtInt(s.cpuPerRequest), fmtCpu(s.loaderCpu), s.failures ? s.failureDetail : '0'];
+  return [s.label, s.cpuPerRequest === null ? '—' : fmtInt(s.cpuPerRequest), fmtInt(s.rps), `${fmtInt(s.rpsMin)}–${fmtInt(s.rpsMax)}`, fmtMs(s.p50), fmtMs(s.p99), fmtCpu(s.serverCpu), fmtCpu(s.loaderCpu), s.bottleneck ?? '—', s.failures ? s.failureDetail : '0'];
 }
 
 const mark = (met: boolean | null) => (met === null ? 'n/a' : met ? 'met' : 'MISSED');
 
 export function textTables(summaries: TargetSummary[], checks: Check[]): string {
   const results = pad([HEAD, ...summaries.map(row)]);
-  const verdicts = pad([['check', 'issue', 'measured (req/s)', 'by CPU/req', 'target', 'verdict'], ...checks.map((c) => [c.what, c.issue, c.value, c.cpuValue ?? '', c.target, mark(c.met)])]);
+  const verdicts = pad([['check', 'issue', 'by server CPU/req', 'measured', 'target', 'verdict'], ...checks.map((c) => [c.what, c.issue, c.cpuValue ?? '', c.value, c.target, mark(c.met)])]);
   return `${results}\n\n${verdicts}`;
 }
 
@@ -96,8 +112,8 @@ export function markdownTables(summaries: TargetSummary[], checks: Check[]): str
   const md = (rows: string[][]) =>
     [`| ${rows[0].join(' | ')} |`, `|${rows[0].map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...rows.slice(1).map((r) => `| ${r.join(' | ')} |`)].join('\n');
   const verdictRows = [
-    ['check', 'issue', 'measured (req/s medians)', 'same, by server CPU µs/req', 'target', 'verdict'],
-    ...checks.map((c) => [c.what, c.issue, c.value, c.cpuValue ?? '', c.target, c.met === null ? 'n/a' : c.met ? '✅ met' : '❌ missed']),
+    ['check', 'issue', 'by server CPU µs/req (the headline)', 'measured (medians; req/s for rates)', 'target', 'verdict'],
+    ...checks.map((c) => [c.what, c.issue, c.cpuValue ?? '', c.value, c.target, c.met === null ? 'n/a' : c.met ? '✅ met' : '❌ missed']),
   ];
   return `${md([HEAD, ...summaries.map(row)])}\n\n${md(verdictRows)}`;
 }
