@@ -107,6 +107,12 @@ test('an actual request: allowed only for the origins of its own token\'s client
   }
   const plain = await server.json('GET', '/v1/zoos', undefined, { authorization: `Bearer ${token}` });
   assert.equal(plain.headers.get('access-control-allow-origin'), null);
+  // Without Origin the answer still varies by it (a cache must not hand it to a CORS request), once.
+  assert.deepEqual(varyOf(plain as unknown as Response).filter((v) => v === 'origin'), ['origin']);
+  for (const path of ['/.well-known/oauth-authorization-server', '/oauth/token', '/health']) {
+    const res = await server.fetch(path, { headers: { accept: 'application/json' } });
+    assert.deepEqual(varyOf(res).filter((v) => v === 'origin'), ['origin'], path);
+  }
 
   // The other client's token from its own origin is allowed; from the SPA's origin it is not.
   const otherToken = await tokenOf('other');

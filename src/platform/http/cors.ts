@@ -1,5 +1,5 @@
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden } from './errors.js';
 
 // CORS (DESIGN "Administration, accounts, browser clients"), decided per request by @fastify/cors's
@@ -74,5 +74,44 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
       (error: Error) => callback(error),
     );
   };
-  await app.register(cors, { delegator, hideOptionsRoute: true });
+  // Called as a function on the root instance (what `register` does for this plugin, which does
+  // not encapsulate), so that it adds its hook through onlyWithOrigin.
+  await new Promise<void>((resolve, reject) =>
+    (cors as unknown as (app: FastifyInstance, options: FastifyCorsOptions, done: (error?: Error) => void) => void)(
+      onlyWithOrigin(app),
+      { delegator, hideOptionsRoute: true, hook: 'onRequest' },
+      (error) => (error ? reject(error) : resolve()),
+    ),
+  );
+}
+
+/**
+ * @fastify/cors, heard only by requests that carry `Origin`. A request without it (every
+ * server-to-server call) is no CORS request: it gets `Vary: Origin`, as every answer does whose
+ * CORS headers depend on the origin (Fetch standard, "CORS protocol and HTTP caches"), and goes
+ * on. The plugin's own per-request work (merging its options, resolving the origin) was ~7% of
+ * a GET by id (docs/benchmarks.md, issue 15). Its hook is the only one it adds; its preflight
+ * route and request decoration are registered as they are.
+ */
+function onlyWithOrigin(app: FastifyInstance): FastifyInstance {
+  type Hook = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+  const addHook = (name: 'onRequest', hook: Hook) =>
+    app.addHook(name, function (request, reply, done) {
+      if (request.headers.origin !== undefined) return hook.call(this, request, reply, done);
+      reply.header('vary', varyWithOrigin(reply.getHeader('vary')));
+      done();
+    });
+  return new Proxy(app, {
+    get(target, key) {
+      if (key === 'addHook') return addHook;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+function varyWithOrigin(vary: unknown): string {
+  if (vary === undefined || vary === '') return 'Origin';
+  const text = String(vary);
+  return /(^|,)\s*(origin|\*)\s*(,|$)/i.test(text) ? text : `${text}, Origin`;
 }
