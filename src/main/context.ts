@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import type { Config } from '../platform/config/load.js';
 import type { AppContext } from '../contract/context.js';
 import { openStore } from '../platform/store/dialect.js';
@@ -17,8 +16,9 @@ export async function openContext(config: Config): Promise<AppContext> {
       await migrateCore(store);
       await syncResourceTables(store, collections);
     });
+    // Loaded only when configured: a single-instance deployment never pays for the client's code.
     const redis = config.storage.redis
-      ? new Redis(config.storage.redis, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false })
+      ? new (await import('ioredis')).Redis(config.storage.redis, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false })
       : null;
     if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
     const keys = new KeyRing(store);

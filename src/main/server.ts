@@ -9,7 +9,7 @@ import { startSweeper } from './sweeper.js';
 import { listenForRevocations } from '../contract/revocation-notices.js';
 import { watchRedis } from '../contract/redis-state.js';
 import { ensureDemoDeployment } from './demo.js';
-import { ServerMetrics } from './metrics.js';
+import type { ServerMetrics } from './metrics.js';
 import { eventBus } from '../contract/event-bus.js';
 import { WebhookDispatcher } from '../webhooks/delivery.js';
 
@@ -58,7 +58,8 @@ async function start(config: Config, out: Out): Promise<RunningServer> {
   let cert: Certificate;
   try {
     cert = await loadCertificate(config);
-    if (config.metrics.port !== null) metrics = new ServerMetrics(ctx);
+    // prom-client is loaded only when metrics are served.
+    if (config.metrics.port !== null) metrics = new (await import('./metrics.js')).ServerMetrics(ctx);
     app = await buildApp(ctx, cert, { metrics });
     await app.listen({ port: config.server.port, host: config.server.host, listenTextResolver: (a) => `listening on ${a.replace(/^http:/, 'https:')}` });
     if (metrics) await metrics.listen(config.metrics.host, config.metrics.port!);

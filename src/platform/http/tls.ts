@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { generate } from 'selfsigned';
 import { ConfigError, type Config } from '../config/load.js';
 
 export interface Certificate {
@@ -37,6 +36,8 @@ export async function loadCertificate(config: Config): Promise<Certificate> {
   names.delete('::');
   const altNames = [...names].map((n) => (isIP(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n }));
   const now = new Date();
+  // Loaded only here: serving an existing certificate never loads the X.509 toolkit.
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: 'gatehouse development certificate' }], {
     keyType: 'ec',
     curve: 'P-256',
