@@ -54,31 +54,42 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
   const oauth = new Set(paths.oauth);
   const apiRoot = paths.api;
   const apiPrefix = `${paths.api}/`;
-  const delegator = (request: FastifyRequest, callback: (error: Error | null, options?: FastifyCorsOptions) => void) => {
+  type Decision = { options: FastifyCorsOptions } | { ask: 'api' | 'oauth'; origin: string; preflight: boolean };
+  /** What the request needs from CORS, decided without I/O: fixed options, or asking whether the origin is registered. */
+  const decide = (request: FastifyRequest): Decision => {
     const origin = request.headers.origin;
-    if (origin === undefined) return callback(null, SKIP);
+    if (origin === undefined) return { options: SKIP };
     const preflight = request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined;
     // An OPTIONS that is not a preflight is an ordinary request (answered as before: 401, 405).
-    if (request.method === 'OPTIONS' && !preflight) return callback(null, SKIP);
+    if (request.method === 'OPTIONS' && !preflight) return { options: SKIP };
     const path = pathOf(request.url);
-    if (path.startsWith(paths.wellKnown)) return callback(null, WELL_KNOWN);
+    if (path.startsWith(paths.wellKnown)) return { options: WELL_KNOWN };
     const api = path === apiRoot || path.startsWith(apiPrefix);
-    if (!api && !oauth.has(path)) return callback(null, SKIP);
-    if (api && !preflight) return callback(null, SKIP); // the token's client decides: api/access/cors.ts
-    originRegistered(origin).then(
+    if (!api && !oauth.has(path)) return { options: SKIP };
+    if (api && !preflight) return { options: SKIP }; // the token's client decides: api/access/cors.ts
+    return { ask: api ? 'api' : 'oauth', origin, preflight };
+  };
+  const delegator = (request: FastifyRequest, callback: (error: Error | null, options?: FastifyCorsOptions) => void) => {
+    const d = decide(request);
+    if ('options' in d) return callback(null, d.options);
+    originRegistered(d.origin).then(
       (known) => {
-        if (known) callback(null, api ? API_PREFLIGHT : OAUTH);
-        else if (preflight) callback(forbidden('Origin not allowed', { origin: `${origin} is not an origin of any registered client` }));
+        if (known) callback(null, d.ask === 'api' ? API_PREFLIGHT : OAUTH);
+        else if (d.preflight) callback(forbidden('Origin not allowed', { origin: `${d.origin} is not an origin of any registered client` }));
         else callback(null, SKIP);
       },
       (error: Error) => callback(error),
     );
   };
+  const skipped = (request: FastifyRequest) => {
+    const d = decide(request);
+    return 'options' in d && d.options === SKIP;
+  };
   // Called as a function on the root instance (what `register` does for this plugin, which does
-  // not encapsulate), so that it adds its hook through onlyWithOrigin.
+  // not encapsulate), so that it adds its hook through unlessSkipped.
   await new Promise<void>((resolve, reject) =>
     (cors as unknown as (app: FastifyInstance, options: FastifyCorsOptions, done: (error?: Error) => void) => void)(
-      onlyWithOrigin(app),
+      unlessSkipped(app, skipped),
       { delegator, hideOptionsRoute: true, hook: 'onRequest' },
       (error) => (error ? reject(error) : resolve()),
     ),
@@ -86,18 +97,20 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
 }
 
 /**
- * @fastify/cors, heard only by requests that carry `Origin`. A request without it (every
- * server-to-server call) is no CORS request: it gets `Vary: Origin`, as every answer does whose
- * CORS headers depend on the origin (Fetch standard, "CORS protocol and HTTP caches"), and goes
- * on. The plugin's own per-request work (merging its options, resolving the origin) was ~7% of
- * a GET by id (docs/benchmarks.md, issue 15). Its hook is the only one it adds; its preflight
- * route and request decoration are registered as they are.
+ * @fastify/cors, heard only by the requests it has something to do for: preflights, and requests
+ * with `Origin` to /.well-known/ and the token and revocation endpoints. Every other request
+ * (no `Origin`: every server-to-server call; an actual /v1 request, whose CORS headers come from
+ * its token's client in api/access/cors.ts) gets `Vary: Origin`, as every answer does whose CORS
+ * headers depend on the origin (Fetch standard, "CORS protocol and HTTP caches"), and goes on. The
+ * plugin's per-request work (merging its options, resolving the origin) was ~15 µs of a GET by id
+ * (docs/benchmarks.md, issue 15). Its hook is the only one it adds; its preflight route and
+ * request decoration are registered as they are.
  */
-function onlyWithOrigin(app: FastifyInstance): FastifyInstance {
+function unlessSkipped(app: FastifyInstance, skipped: (request: FastifyRequest) => boolean): FastifyInstance {
   type Hook = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
   const addHook = (name: 'onRequest', hook: Hook) =>
     app.addHook(name, function (request, reply, done) {
-      if (request.headers.origin !== undefined) return hook.call(this, request, reply, done);
+      if (!skipped(request)) return hook.call(this, request, reply, done);
       reply.header('vary', varyWithOrigin(reply.getHeader('vary')));
       done();
     });
