@@ -96,6 +96,8 @@ test('sign-in: a bad password and a non-admin are refused on styled pages; the a
 
   // Keyboard only: the username field has the focus, Tab to the password, Enter submits.
   await page.goto(`${server.url}/admin`);
+  // The page gives the username field the focus itself (autofocus); typing waits until it has it.
+  await page.waitForFunction(() => document.activeElement?.id === 'f-username');
   await page.keyboard.type('root');
   await page.keyboard.press('Tab');
   await page.keyboard.type('root-password-1');
