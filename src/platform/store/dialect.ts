@@ -226,6 +226,12 @@ async function openPostgres(url: string): Promise<StoreInternals> {
   // 'error' on the pool; unheard, it would crash the process. The pool discards that connection
   // and opens a new one when needed; a database that stays down shows in /health and as 503.
   pool.on('error', () => undefined);
+  // A connection that the server ends while it is checked out but between two statements (a
+  // transaction's JavaScript in between, a restart with `pg_ctl -m fast`) is an 'error' on the
+  // client itself, which the pool only listens for while the client is idle: unheard, it crashed
+  // the process (test/outages.test.ts). Its next statement fails with "Client has encountered a
+  // connection error" (503, unavailable.ts) and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const typeNames: Record<ColumnKind, string> = {
     // Binary order, as SQLite compares text: sorting, ranges and prefixes agree on both engines.
