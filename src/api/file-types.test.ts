@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
-import { fileProblem } from './file-types.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FileBytes, fileProblem } from './file-types.js';
 import { PNG_SIGNATURE, VP8L_1X1, pngChunk, pngHeader, tinyGif, tinyJpeg, tinyLossyWebp, tinyPdf, tinyPng, tinyWebp, webpFile } from '../../test/helpers/files.js';
 
 const PNG = 'image/png';
@@ -10,8 +13,25 @@ const GIF = 'image/gif';
 const WEBP = 'image/webp';
 const PDF = 'application/pdf';
 
+const dir = mkdtempSync(path.join(os.tmpdir(), 'file-types-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+
+/** The problem found in a Buffer, checked to be the same when the bytes are read from a file on disk (an upload). */
+function problemOf(type: string, bytes: Buffer): string | null {
+  const inMemory = fileProblem(type, bytes);
+  const file = path.join(dir, 'upload');
+  writeFileSync(file, bytes);
+  const onDisk = new FileBytes(file, bytes.length);
+  try {
+    assert.equal(fileProblem(type, onDisk), inMemory, `${type}: the same answer from disk as from memory`);
+  } finally {
+    onDisk.close();
+  }
+  return inMemory;
+}
+
 function rejects(type: string, bytes: Buffer, problem: string | RegExp): void {
-  const found = fileProblem(type, bytes);
+  const found = problemOf(type, bytes);
   assert.ok(found !== null, `expected a problem like ${problem}`);
   if (typeof problem === 'string') assert.equal(found, problem);
   else assert.match(found, problem);
@@ -31,7 +51,7 @@ test('zlib.crc32 exists on this Node (no fallback table needed)', () => {
 
 test('the tiny files of each type are valid', () => {
   for (const [type, bytes] of [[PNG, tinyPng()], [JPEG, tinyJpeg()], [GIF, tinyGif()], [WEBP, tinyWebp()], [WEBP, tinyLossyWebp()], [PDF, tinyPdf()]] as const)
-    assert.equal(fileProblem(type, bytes), null, type);
+    assert.equal(problemOf(type, bytes), null, type);
 });
 
 test('every truncation of a valid file is rejected (PDF: unless only trailing white space is cut)', () => {
@@ -39,7 +59,7 @@ test('every truncation of a valid file is rejected (PDF: unless only trailing wh
     for (let n = 0; n < bytes.length; n++) {
       const cut = bytes.subarray(0, n);
       if (type === PDF && /%%EOF\s*$/.test(cut.toString('latin1'))) continue;
-      assert.notEqual(fileProblem(type, cut), null, `${type} cut at ${n} of ${bytes.length}`);
+      assert.notEqual(problemOf(type, cut), null, `${type} cut at ${n} of ${bytes.length}`);
     }
 });
 
@@ -85,13 +105,13 @@ test('JPEG: SOI, segments with valid lengths, a frame before the scan, entropy-c
   rejects(JPEG, plus(jpg.subarray(0, 2), [0xff, 0xd0], jpg.subarray(2)), 'has an unexpected marker FFD0 at byte 2');
   // Stuffed bytes, restart markers and fill bytes inside the scan are data, not markers.
   const scanData = plus(jpg.subarray(0, sos + 10), [0x3f, 0xff, 0x00, 0xff, 0xd0, 0x3f, 0xff, 0xff, 0xd9]);
-  assert.equal(fileProblem(JPEG, scanData), null);
+  assert.equal(problemOf(JPEG, scanData), null);
 });
 
 test('PDF: a %PDF-1.x header and %%EOF at the end, white space allowed after it', () => {
   const pdf = tinyPdf();
-  assert.equal(fileProblem(PDF, plus(pdf, '\r\n \n')), null);
-  assert.equal(fileProblem(PDF, plus('%PDF-2.0\n', pdf.subarray(9))), null);
+  assert.equal(problemOf(PDF, plus(pdf, '\r\n \n')), null);
+  assert.equal(problemOf(PDF, plus('%PDF-2.0\n', pdf.subarray(9))), null);
   rejects(PDF, pdf.subarray(0, pdf.length - 7), 'does not end with %%EOF');
   rejects(PDF, plus(pdf, 'trailing garbage'), 'does not end with %%EOF');
   rejects(PDF, plus('%PDF-x.4\n', pdf.subarray(9)), 'does not start with a %PDF-1.x header');
@@ -109,7 +129,7 @@ test('GIF: header, screen descriptor, blocks walked to the trailer', () => {
   rejects(GIF, plus(gif.subarray(0, 19), [0x99], gif.subarray(19)), 'has an unknown block 0x99 at byte 19');
   rejects(GIF, plus(gif.subarray(0, 27), [0x3b]), 'has no image');
   rejects(GIF, plus('GIF90a', gif.subarray(6)), 'does not start with GIF87a or GIF89a');
-  assert.equal(fileProblem(GIF, plus('GIF87a', gif.subarray(6, 19), gif.subarray(27))), null);
+  assert.equal(problemOf(GIF, plus('GIF87a', gif.subarray(6, 19), gif.subarray(27))), null);
 });
 
 test('WebP: RIFF size = length − 8, WEBP, a consistent VP8/VP8L/VP8X first chunk, chunks up to the end', () => {
@@ -129,11 +149,33 @@ test('WebP: RIFF size = length − 8, WEBP, a consistent VP8/VP8L/VP8X first chu
   const longer = Buffer.from(webp);
   longer.writeUInt32LE(100, 16);
   rejects(WEBP, longer, 'chunk VP8L is truncated');
-  assert.equal(fileProblem(WEBP, webpFile([['VP8X', Buffer.alloc(10)], ['VP8L', VP8L_1X1]])), null);
+  assert.equal(problemOf(WEBP, webpFile([['VP8X', Buffer.alloc(10)], ['VP8L', VP8L_1X1]])), null);
 });
 
 test('types without a validator: ZIP keeps its signature check, unknown types pass', () => {
-  assert.equal(fileProblem('application/zip', Buffer.from('PK\x03\x04rest', 'latin1')), null);
+  assert.equal(problemOf('application/zip', Buffer.from('PK\x03\x04rest', 'latin1')), null);
   rejects('application/zip', Buffer.from('not a zip'), 'does not start with its signature');
-  assert.equal(fileProblem('text/plain', Buffer.from('anything')), null);
+  assert.equal(problemOf('text/plain', Buffer.from('anything')), null);
+});
+
+test('files larger than the read window: walked the same from disk (CRCs, markers and trailers across window edges)', () => {
+  const big = Buffer.alloc(300_000);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7919) & 0xff;
+  // PNG: one IDAT of 300,000 bytes (its CRC spans five windows).
+  const png = plus(PNG_SIGNATURE, pngHeader(), pngChunk('IDAT', big), pngChunk('IEND', Buffer.alloc(0)));
+  assert.equal(problemOf(PNG, png), null);
+  rejects(PNG, flip(png, 200_000), 'chunk IDAT has a bad CRC');
+  rejects(PNG, png.subarray(0, 250_000), 'chunk IDAT is truncated');
+  // JPEG: entropy-coded data with 0xFF00 stuffing on both sides of the window edges.
+  const jpeg = tinyJpeg();
+  const eoi = jpeg.length - 2;
+  const data = Buffer.from(big.map((x) => (x === 0xff ? 0x00 : x)));
+  for (const at of [65_535, 65_536, 131_071, 196_607]) data[at] = 0xff, (data[at + 1] = 0x00);
+  const bigJpeg = plus(jpeg.subarray(0, eoi), data, jpeg.subarray(eoi));
+  assert.equal(problemOf(JPEG, bigJpeg), null);
+  rejects(JPEG, bigJpeg.subarray(0, bigJpeg.length - 2), /without an EOI marker/);
+  // PDF: %%EOF after 300,000 bytes, trailing white space across an edge.
+  const pdf = plus('%PDF-1.7\n', big.map((x) => (x === 0x25 ? 0x20 : x)), '\n%%EOF', Buffer.alloc(70_000, 0x20));
+  assert.equal(problemOf(PDF, pdf), null);
+  rejects(PDF, pdf.subarray(0, 200_000), 'does not end with %%EOF');
 });
