@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { closeSync, createWriteStream, openSync, readSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import { v7 as uuidv7 } from 'uuid';
@@ -9,37 +14,84 @@ import { acceptsJson, namesType } from '../platform/http/negotiation.js';
 import { routeMethods, type Method } from '../platform/http/routes.js';
 import type { AttachmentsTable } from '../platform/store/schema.js';
 import { write } from '../platform/store/write-path.js';
-import { deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes, type AttachmentMeta } from './store/attachments.js';
+import { CHUNK_BYTES, deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes, type AttachmentMeta } from './store/attachments.js';
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
-import { fileProblem } from './file-types.js';
+import { FileBytes, fileProblem } from './file-types.js';
 
 // Attachments of a record (POST /v1/<collection>/<id>/attachments, multipart or a raw body of a
 // declared type). A file over maxBytes, of an undeclared type, or whose bytes are not what its
-// type says (file-types.ts) is a 422; the file and its metadata are written in one statement or
-// not at all.
+// type says (file-types.ts) is a 422. An upload is never held whole in memory: it is spooled to a
+// temporary file as it arrives (counted and hashed on the way), validated from there through a
+// small window, and stored chunk by chunk in one transaction with its metadata, or not at all.
 
-type Upload = { bytes: Buffer; type: string; filename: string } | ApiError;
+interface Spooled {
+  file: string;
+  size: number;
+  sha256: Buffer;
+}
+type Upload = { spooled: Spooled; type: string; filename: string } | ApiError;
 const tooLarge = (max: number) => unprocessable('The attachment is too large', { file: `must be at most ${max} bytes` });
 
-/** Reads a raw upload, counting bytes; past the limit the rest is drained and dropped. */
-function readLimited(stream: Readable, max: number): Promise<Buffer | ApiError> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    stream.on('data', (chunk: Buffer) => {
+/**
+ * Writes an upload to a new temporary file, counting and hashing it. Past `max` the file is
+ * removed and the rest of the body drained and dropped (a body far past the limit is cut off).
+ */
+async function spool(stream: Readable, max: number): Promise<Spooled | ApiError> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-upload-'));
+  const file = path.join(dir, 'body');
+  const hash = createHash('sha256');
+  let size = 0;
+  let over = false;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
       size += chunk.length;
       if (size > max) {
         over = true;
-        chunks.length = 0;
-        if (size > max * 4 + 1_048_576) stream.destroy();
-      } else chunks.push(chunk);
-    });
-    stream.on('end', () => resolve(over ? tooLarge(max) : Buffer.concat(chunks)));
-    stream.on('close', () => over && resolve(tooLarge(max)));
-    stream.on('error', reject);
+        if (size > max * 4 + 1_048_576) return callback(tooLarge(max));
+        return callback(); // drained, not written
+      }
+      hash.update(chunk);
+      callback(null, chunk);
+    },
   });
+  try {
+    await pipeline(stream, counted, createWriteStream(file));
+  } catch (e) {
+    await removeSpooled(file);
+    if (over) return tooLarge(max);
+    throw e;
+  }
+  if (over) {
+    await removeSpooled(file);
+    return tooLarge(max);
+  }
+  return { file, size, sha256: hash.digest() };
+}
+
+async function removeSpooled(file: string): Promise<void> {
+  await rm(path.dirname(file), { recursive: true, force: true });
+}
+
+/**
+ * The spooled file in pieces of at most CHUNK_BYTES, read as the store asks for them into one
+ * buffer: each piece is written (the driver copies it) before the next is read, so a large file
+ * leaves no trail of dead buffers for the garbage collector.
+ */
+function* chunksOf(spooled: Spooled): Generator<Buffer> {
+  const fd = openSync(spooled.file, 'r');
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, spooled.size));
+  try {
+    for (let at = 0; at < spooled.size; ) {
+      const length = Math.min(CHUNK_BYTES, spooled.size - at);
+      const n = readSync(fd, buffer, 0, length, at);
+      if (n !== length) throw new Error(`the spooled upload ended early (${at + n} of ${spooled.size} bytes)`);
+      at += n;
+      yield buffer.subarray(0, n);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function filenameFrom(header: string | undefined): string {
@@ -66,13 +118,20 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
     scope.addContentTypeParser('*', (request, payload, done) => {
       const model = ctx.collections.get((request.params as { collection: string }).collection);
       const max = model?.attachments?.maxBytes ?? 0;
-      readLimited(payload, max).then(
+      spool(payload, max).then(
         (r) => {
-          if (Buffer.isBuffer(r)) request.rawBody = r;
+          if (!(r instanceof ApiError)) request.rawBodySha256 = r.sha256;
           done(null, r);
         },
         (e) => done(e as Error),
       );
+    });
+
+    // A raw body is spooled before the handler runs: whatever the answer (a 404 record, a 403),
+    // its temporary file goes with the request.
+    scope.addHook('onResponse', async (request) => {
+      const body = request.body as Partial<Spooled> | undefined;
+      if (body && typeof body.file === 'string') await removeSpooled(body.file);
     });
 
     const modelWithAttachments = (request: FastifyRequest): CollectionModel => {
@@ -123,19 +182,25 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           return unprocessable('The multipart body cannot be read', { file: (e as Error).message });
         }
         if (!part) return unprocessable('No file in the multipart body', { file: 'is required' });
+        let spooled: Spooled | ApiError;
         try {
-          const bytes = await part.toBuffer();
-          return { bytes, type: part.mimetype.toLowerCase(), filename: filenameFrom(`filename="${part.filename}"`) };
+          // Busboy stops the file at the limit and marks it truncated.
+          spooled = await spool(part.file, max);
         } catch (e) {
-          if ((e as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(max);
           return unprocessable('The file cannot be read', { file: (e as Error).message });
         }
+        if (spooled instanceof ApiError) return spooled;
+        if (part.file.truncated) {
+          await removeSpooled(spooled.file);
+          return tooLarge(max);
+        }
+        return { spooled, type: part.mimetype.toLowerCase(), filename: filenameFrom(`filename="${part.filename}"`) };
       }
-      const body = request.body as Buffer | ApiError | undefined;
+      const body = request.body as Spooled | ApiError | undefined;
       if (body instanceof ApiError) return body;
-      if (!Buffer.isBuffer(body)) return unprocessable('A file is required', { file: 'send multipart/form-data or the file as the body' });
+      if (!body || typeof body.file !== 'string') return unprocessable('A file is required', { file: 'send multipart/form-data or the file as the body' });
       const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-      return { bytes: body, type, filename: filenameFrom(request.headers['content-disposition']) };
+      return { spooled: body, type, filename: filenameFrom(request.headers['content-disposition']) };
     };
 
     routeMethods(
@@ -151,30 +216,39 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           const { model, row, caller } = await recordOf(request, methodsOf);
           const file = await upload(request);
           if (file instanceof ApiError) throw file;
-          const allowed = model.attachments!.types;
-          if (!allowed.includes(file.type))
-            throw unprocessable('This type of attachment is not accepted', { 'content-type': `must be one of ${allowed.join(', ')}` });
-          if (file.bytes.length === 0) throw unprocessable('The attachment is empty', { file: 'must not be empty' });
-          const problem = fileProblem(file.type, file.bytes);
-          if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
-          const att: AttachmentsTable = {
-            id: uuidv7(),
-            collection: model.name,
-            record_id: row.id,
-            filename: file.filename,
-            content_type: file.type,
-            size: file.bytes.length,
-            sha256: createHash('sha256').update(file.bytes).digest('hex'),
-            data: file.bytes,
-            created_at: new Date().toISOString(),
-          };
-          const out = resource(model, row.id, att);
-          await write(ctx.store, async (tx) => {
-            await insertAttachment(tx, att);
-            tx.emit({ type: 'attachment.created', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: JSON.stringify(out) });
-          });
-          reply.header('location', out.link.self.href);
-          return reply.code(201).send(out);
+          try {
+            const allowed = model.attachments!.types;
+            if (!allowed.includes(file.type))
+              throw unprocessable('This type of attachment is not accepted', { 'content-type': `must be one of ${allowed.join(', ')}` });
+            if (file.spooled.size === 0) throw unprocessable('The attachment is empty', { file: 'must not be empty' });
+            const bytes = new FileBytes(file.spooled.file, file.spooled.size);
+            let problem: string | null;
+            try {
+              problem = fileProblem(file.type, bytes);
+            } finally {
+              bytes.close();
+            }
+            if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
+            const att: AttachmentMeta = {
+              id: uuidv7(),
+              collection: model.name,
+              record_id: row.id,
+              filename: file.filename,
+              content_type: file.type,
+              size: file.spooled.size,
+              sha256: file.spooled.sha256.toString('hex'),
+              created_at: new Date().toISOString(),
+            };
+            const out = resource(model, row.id, att);
+            await write(ctx.store, async (tx) => {
+              await insertAttachment(tx, att, chunksOf(file.spooled));
+              tx.emit({ type: 'attachment.created', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: JSON.stringify(out) });
+            });
+            reply.header('location', out.link.self.href);
+            return reply.code(201).send(out);
+          } finally {
+            await removeSpooled(file.spooled.file);
+          }
         },
       },
       {},

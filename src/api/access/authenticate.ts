@@ -40,7 +40,7 @@ export class Authenticator {
   /** After parsing: a 401 when the MAC's bodyhash is not the hash of the body received. */
   checkBodyHash(request: FastifyRequest): ApiError | null {
     if (request.macBodyHash === null) return null;
-    return bodyHashMatches(request.macBodyHash, request.rawBody ?? undefined) ? null : this.invalid('MAC', 'body hash does not match the body');
+    return bodyHashMatches(request.macBodyHash, request.rawBody ?? undefined, request.rawBodySha256 ?? undefined) ? null : this.invalid('MAC', 'body hash does not match the body');
   }
 
   /** The access token the request presented (Bearer, or a MAC's id), to check again later (a long-lived event stream). */

@@ -40,8 +40,9 @@ export function normalizedRequestString(c: MacCredentials, method: string, uri: 
 }
 
 /** The bodyhash of draft-ietf-oauth-v2-http-mac: base64 SHA-256 of the entity body as sent. */
-export function bodyHashMatches(expected: string, body: Buffer | undefined): boolean {
-  return constantTimeEqual(createHash('sha256').update(body ?? Buffer.alloc(0)).digest('base64'), expected);
+/** `sha256`: the body's digest when it was hashed as it arrived (spooled to disk) instead of kept. */
+export function bodyHashMatches(expected: string, body: Buffer | undefined, sha256?: Buffer): boolean {
+  return constantTimeEqual((sha256 ?? createHash('sha256').update(body ?? Buffer.alloc(0)).digest()).toString('base64'), expected);
 }
 
 export function computeMac(key: string, text: string): string {

@@ -2,7 +2,9 @@ import type { AttachmentsTable } from '../../platform/store/schema.js';
 import { count, sqlOf, type On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 
-// Owner of the attachments table: files of records, bytes and metadata in one row.
+// Owner of the attachments and attachment_chunks tables: files of records. An attachment's
+// metadata is one row; its bytes are chunks of at most CHUNK_BYTES (rows from before migration
+// 0008 hold their bytes in attachments.data instead).
 
 export type AttachmentMeta = Omit<AttachmentsTable, 'data'>;
 const META = ['id', 'collection', 'record_id', 'filename', 'content_type', 'size', 'sha256', 'created_at'] as const;
@@ -22,16 +24,26 @@ export async function findAttachmentMeta(on: On, collection: string, recordId: s
   return row ?? null;
 }
 
+/** How many bytes one chunk row holds. */
+export const CHUNK_BYTES = 256 * 1024;
+
 export async function readAttachmentBytes(on: On, id: string): Promise<Buffer | null> {
   const row = await sqlOf(on).selectFrom('attachments').select('data').where('id', '=', id).executeTakeFirst();
-  return row ? Buffer.from(row.data) : null;
+  if (!row) return null;
+  if (row.data.length > 0) return Buffer.from(row.data);
+  const chunks = await sqlOf(on).selectFrom('attachment_chunks').select('data').where('attachment_id', '=', id).orderBy('seq').execute();
+  return Buffer.concat(chunks.map((c) => c.data));
 }
 
-export async function insertAttachment(tx: WriteTx, row: AttachmentsTable): Promise<void> {
-  await sqlOf(tx).insertInto('attachments').values(row).execute();
+/** The metadata row and the bytes, chunk by chunk as `chunks` yields them (each at most CHUNK_BYTES). */
+export async function insertAttachment(tx: WriteTx, row: Omit<AttachmentsTable, 'data'>, chunks: Iterable<Buffer>): Promise<void> {
+  await sqlOf(tx).insertInto('attachments').values({ ...row, data: new Uint8Array(0) }).execute();
+  let seq = 0;
+  for (const data of chunks) await sqlOf(tx).insertInto('attachment_chunks').values({ attachment_id: row.id, seq: seq++, data }).execute();
 }
 
 export async function deleteAttachment(tx: WriteTx, id: string): Promise<boolean> {
+  await sqlOf(tx).deleteFrom('attachment_chunks').where('attachment_id', '=', id).execute();
   return count(await sqlOf(tx).deleteFrom('attachments').where('id', '=', id).executeTakeFirst()) > 0;
 }
 
@@ -39,7 +51,13 @@ export async function deleteAttachment(tx: WriteTx, id: string): Promise<boolean
 export async function deleteAttachmentsOf(tx: WriteTx, collection: string, recordIds: string[]): Promise<number> {
   if (recordIds.length === 0) return 0;
   let n = 0;
-  for (let i = 0; i < recordIds.length; i += 500)
-    n += count(await sqlOf(tx).deleteFrom('attachments').where('collection', '=', collection).where('record_id', 'in', recordIds.slice(i, i + 500)).executeTakeFirst());
+  for (let i = 0; i < recordIds.length; i += 500) {
+    const ids = recordIds.slice(i, i + 500);
+    await sqlOf(tx)
+      .deleteFrom('attachment_chunks')
+      .where('attachment_id', 'in', sqlOf(tx).selectFrom('attachments').select('id').where('collection', '=', collection).where('record_id', 'in', ids))
+      .execute();
+    n += count(await sqlOf(tx).deleteFrom('attachments').where('collection', '=', collection).where('record_id', 'in', ids).executeTakeFirst());
+  }
   return n;
 }

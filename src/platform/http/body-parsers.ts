@@ -25,14 +25,17 @@ export function parseJsonBody(body: Buffer): unknown {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The body as received (JSON and raw attachment bodies), for a MAC's bodyhash. */
+    /** The body as received (JSON bodies), for a MAC's bodyhash. */
     rawBody: Buffer | null;
+    /** The SHA-256 of a body that was spooled to disk instead (a raw attachment upload), for a MAC's bodyhash. */
+    rawBodySha256: Buffer | null;
   }
 }
 
 /** JSON is the only body type of the API: strict UTF-8, no prototype keys. Other types are 415. */
 export function registerJsonParser(app: FastifyInstance): void {
   app.decorateRequest('rawBody', null);
+  app.decorateRequest('rawBodySha256', null);
   app.removeAllContentTypeParsers();
   const parser = (req: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
     try {

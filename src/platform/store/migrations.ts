@@ -296,6 +296,19 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('webhook_attempts_time').on('webhook_attempts').column('time').execute();
       },
     },
+    // Attachments in chunks (issue 15): an upload is stored piece by piece from its spooled file,
+    // never held whole in memory. Rows from before keep their bytes in attachments.data.
+    '0008_attachment_chunks': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('attachment_chunks')
+          .addColumn('attachment_id', 'text', (c) => c.notNull())
+          .addColumn('seq', 'integer', (c) => c.notNull())
+          .addColumn('data', t('blob') as 'blob', (c) => c.notNull())
+          .addPrimaryKeyConstraint('attachment_chunks_pk', ['attachment_id', 'seq'])
+          .execute();
+      },
+    },
   };
 }
 

@@ -149,6 +149,13 @@ export interface TombstonesTable {
   deleted_at: number;
 }
 
+/** An attachment's bytes in order (seq 0, 1, …); attachments.data is then empty. */
+export interface AttachmentChunksTable {
+  attachment_id: string;
+  seq: number;
+  data: Uint8Array;
+}
+
 export interface AttachmentsTable {
   id: string;
   collection: string;
@@ -179,6 +186,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   tombstones: TombstonesTable;
   attachments: AttachmentsTable;
+  attachment_chunks: AttachmentChunksTable;
   events: EventsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
