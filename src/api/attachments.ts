@@ -3,7 +3,7 @@ import { closeSync, createWriteStream, openSync, readSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
@@ -14,7 +14,7 @@ import { acceptsJson, namesType } from '../platform/http/negotiation.js';
 import { routeMethods, type Method } from '../platform/http/routes.js';
 import type { AttachmentsTable } from '../platform/store/schema.js';
 import { write } from '../platform/store/write-path.js';
-import { CHUNK_BYTES, deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentBytes, type AttachmentMeta } from './store/attachments.js';
+import { CHUNK_BYTES, deleteAttachment, findAttachmentMeta, insertAttachment, listAttachmentMeta, readAttachmentChunks, type AttachmentMeta } from './store/attachments.js';
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
 import { FileBytes, fileProblem } from './file-types.js';
@@ -304,13 +304,17 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
   });
 }
 
-/** The file itself: its own type, a download name, its sha256 as a strong ETag (nosniff comes from the HTTP policy). */
+/**
+ * The file itself, streamed chunk by chunk: its own type, its length, a download name, its sha256
+ * as a strong ETag (nosniff comes from the HTTP policy).
+ */
 async function sendFile(ctx: AppContext, reply: FastifyReply, att: AttachmentMeta) {
-  const bytes = await readAttachmentBytes(ctx.store, att.id);
-  if (!bytes) throw notFound('No such attachment', { attachmentId: 'does not exist' });
+  const chunks = await readAttachmentChunks(ctx.store, att.id);
+  if (!chunks) throw notFound('No such attachment', { attachmentId: 'does not exist' });
   reply.header('content-disposition', contentDisposition(att.filename));
   reply.header('etag', `"${att.sha256}"`);
-  return reply.type(att.content_type).send(bytes);
+  reply.header('content-length', String(att.size));
+  return reply.type(att.content_type).send(Readable.from(chunks, { objectMode: false }));
 }
 
 /**

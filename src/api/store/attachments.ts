@@ -35,6 +35,32 @@ export async function readAttachmentBytes(on: On, id: string): Promise<Buffer | 
   return Buffer.concat(chunks.map((c) => c.data));
 }
 
+/**
+ * The bytes in order, one chunk read at a time (a download never holds the whole file), or null
+ * when there is no such attachment. Rows from before chunks yield their one piece.
+ */
+export async function readAttachmentChunks(on: On, id: string): Promise<AsyncGenerator<Buffer> | null> {
+  const row = await sqlOf(on)
+    .selectFrom('attachments')
+    .select((eb) => [eb.fn<number>('length', ['data']).as('inline')])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return null;
+  if (Number(row.inline) > 0) {
+    const bytes = await readAttachmentBytes(on, id);
+    return (async function* () {
+      if (bytes) yield bytes;
+    })();
+  }
+  return (async function* () {
+    for (let seq = 0; ; seq++) {
+      const chunk = await sqlOf(on).selectFrom('attachment_chunks').select('data').where('attachment_id', '=', id).where('seq', '=', seq).executeTakeFirst();
+      if (!chunk) return;
+      yield Buffer.from(chunk.data);
+    }
+  })();
+}
+
 /** The metadata row and the bytes, chunk by chunk as `chunks` yields them (each at most CHUNK_BYTES). */
 export async function insertAttachment(tx: WriteTx, row: Omit<AttachmentsTable, 'data'>, chunks: Iterable<Buffer>): Promise<void> {
   await sqlOf(tx).insertInto('attachments').values({ ...row, data: new Uint8Array(0) }).execute();
