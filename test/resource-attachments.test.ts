@@ -5,6 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { FormData, request } from 'undici';
 import { startServer, type TestServer } from './helpers/server.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
@@ -184,4 +187,20 @@ test('the OpenAPI document lists the content URL', async () => {
   const path = doc.paths['/articles/{id}/attachments/{attachment_id}/content'];
   assert.equal(path.get.operationId, 'get_articles_attachment_content');
   assert.deepEqual(Object.keys(path.get.responses['200'].content), ['image/png', 'application/pdf']);
+});
+
+test('a JSON body shaped like a spooled upload names no file: 422, nothing stored, nothing read or removed', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'not-an-upload-'));
+  const file = path.join(dir, 'body');
+  writeFileSync(file, tinyPdf());
+  try {
+    const before = await count();
+    const res = await owner.json('POST', base(), { file, size: tinyPdf().length, sha256: Buffer.alloc(32).toString('hex') });
+    assertApiError(res, 422, ['file']);
+    assert.match(res.body.error, /file is required/i);
+    assert.equal(await count(), before);
+    assert.ok(existsSync(file), 'the named file is still there');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -25,10 +25,16 @@ import { FileBytes, fileProblem } from './file-types.js';
 // temporary file as it arrives (counted and hashed on the way), validated from there through a
 // small window, and stored chunk by chunk in one transaction with its metadata, or not at all.
 
-interface Spooled {
-  file: string;
-  size: number;
-  sha256: Buffer;
+/**
+ * An upload written to a temporary file by spool(). A class, not a shape: only an instance made
+ * here names a file the server may read and remove — a JSON body that looks alike is not one.
+ */
+class Spooled {
+  constructor(
+    readonly file: string,
+    readonly size: number,
+    readonly sha256: Buffer,
+  ) {}
 }
 type Upload = { spooled: Spooled; type: string; filename: string } | ApiError;
 const tooLarge = (max: number) => unprocessable('The attachment is too large', { file: `must be at most ${max} bytes` });
@@ -66,7 +72,7 @@ async function spool(stream: Readable, max: number): Promise<Spooled | ApiError>
     await removeSpooled(file);
     return tooLarge(max);
   }
-  return { file, size, sha256: hash.digest() };
+  return new Spooled(file, size, hash.digest());
 }
 
 async function removeSpooled(file: string): Promise<void> {
@@ -130,8 +136,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
     // A raw body is spooled before the handler runs: whatever the answer (a 404 record, a 403),
     // its temporary file goes with the request.
     scope.addHook('onResponse', async (request) => {
-      const body = request.body as Partial<Spooled> | undefined;
-      if (body && typeof body.file === 'string') await removeSpooled(body.file);
+      if (request.body instanceof Spooled) await removeSpooled(request.body.file);
     });
 
     const modelWithAttachments = (request: FastifyRequest): CollectionModel => {
@@ -196,9 +201,9 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
         }
         return { spooled, type: part.mimetype.toLowerCase(), filename: filenameFrom(`filename="${part.filename}"`) };
       }
-      const body = request.body as Spooled | ApiError | undefined;
+      const body = request.body;
       if (body instanceof ApiError) return body;
-      if (!body || typeof body.file !== 'string') return unprocessable('A file is required', { file: 'send multipart/form-data or the file as the body' });
+      if (!(body instanceof Spooled)) return unprocessable('A file is required', { file: 'send multipart/form-data or the file as the body' });
       const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
       return { spooled: body, type, filename: filenameFrom(request.headers['content-disposition']) };
     };

@@ -56,7 +56,7 @@ export async function readAttachmentChunks(on: On, id: string): Promise<AsyncGen
     for (let seq = 0; ; seq++) {
       const chunk = await sqlOf(on).selectFrom('attachment_chunks').select('data').where('attachment_id', '=', id).where('seq', '=', seq).executeTakeFirst();
       if (!chunk) return;
-      yield Buffer.from(chunk.data);
+      yield Buffer.isBuffer(chunk.data) ? chunk.data : Buffer.from(chunk.data);
     }
   })();
 }
