@@ -3,9 +3,8 @@
 // with a path under which every route is served.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { validate } from '@readme/openapi-parser';
-import { startServer, type TestServer } from './helpers/server.js';
+import { freePort, startServer, type TestServer } from './helpers/server.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 
 let server: TestServer;
@@ -13,17 +12,6 @@ let base: string; // https://127.0.0.1:<port>/api
 let a: ApiClient;
 let b: ApiClient;
 const SCOPES = 'notes:read notes:write tags:read tags:write';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 before(async () => {
   const port = await freePort();

@@ -5,21 +5,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { fetch } from 'undici';
-import { createPgDatabase, pgAvailable, runCli, startServer, type TestServer } from './helpers/server.js';
+import { createPgDatabase, freePort, pgAvailable, runCli, startServer, type TestServer } from './helpers/server.js';
 import { addClient, addUser, basic } from './helpers/oauth.js';
 import { apiClient } from './helpers/tokens.js';
-
-/** A port nobody listens on now: a server given --metrics-port 0 could not be found, so the test picks one. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function scrape(port: number, host = '127.0.0.1') {
   const res = await fetch(`http://${host}:${port}/metrics`);

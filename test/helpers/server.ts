@@ -1,6 +1,7 @@
 // Black-box test harness: starts the real gatehouse process (dist/cli/main.js) over HTTPS on a
 // free port with a temporary data dir, and talks to it with undici trusting its certificate.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -173,6 +174,18 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   });
   const ca = readFileSync(path.join(dataDir, 'tls', 'cert.pem'), 'utf8');
   return new TestServer(child, url, dataDir, configFile, ca, chunks, ownsDataDir, env);
+}
+
+/** A loopback port nobody listens on now (for a server or a port option the test must know in advance). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 export const pgAvailable = process.env.GATEHOUSE_TEST_PG === '1';

@@ -27,39 +27,30 @@ export async function findAttachmentMeta(on: On, collection: string, recordId: s
 /** How many bytes one chunk row holds. */
 export const CHUNK_BYTES = 256 * 1024;
 
-export async function readAttachmentBytes(on: On, id: string): Promise<Buffer | null> {
-  const row = await sqlOf(on).selectFrom('attachments').select('data').where('id', '=', id).executeTakeFirst();
-  if (!row) return null;
-  if (row.data.length > 0) return Buffer.from(row.data);
-  const chunks = await sqlOf(on).selectFrom('attachment_chunks').select('data').where('attachment_id', '=', id).orderBy('seq').execute();
-  return Buffer.concat(chunks.map((c) => c.data));
-}
-
 /**
  * The bytes in order, one chunk read at a time (a download never holds the whole file), or null
- * when there is no such attachment. Rows from before chunks yield their one piece.
+ * when there is no such attachment. A row from before chunks (migration 0008) yields its bytes
+ * from attachments.data, where a chunked one has an empty value.
  */
 export async function readAttachmentChunks(on: On, id: string): Promise<AsyncGenerator<Buffer> | null> {
-  const row = await sqlOf(on)
-    .selectFrom('attachments')
-    .select((eb) => [eb.fn<number>('length', ['data']).as('inline')])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await sqlOf(on).selectFrom('attachments').select('data').where('id', '=', id).executeTakeFirst();
   if (!row) return null;
-  if (Number(row.inline) > 0) {
-    const bytes = await readAttachmentBytes(on, id);
-    return (async function* () {
-      if (bytes) yield bytes;
-    })();
-  }
-  return (async function* () {
+  const inline = row.data.length > 0 ? asBuffer(row.data) : null;
+  return (async function* (): AsyncGenerator<Buffer> {
+    if (inline) {
+      yield inline;
+      return;
+    }
     for (let seq = 0; ; seq++) {
       const chunk = await sqlOf(on).selectFrom('attachment_chunks').select('data').where('attachment_id', '=', id).where('seq', '=', seq).executeTakeFirst();
       if (!chunk) return;
-      yield Buffer.isBuffer(chunk.data) ? chunk.data : Buffer.from(chunk.data);
+      yield asBuffer(chunk.data);
     }
   })();
 }
+
+/** Both drivers hand blobs over as Buffers; a plain Uint8Array is wrapped, not copied. */
+const asBuffer = (data: Uint8Array) => (Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
 
 /** The metadata row and the bytes, chunk by chunk as `chunks` yields them (each at most CHUNK_BYTES). */
 export async function insertAttachment(tx: WriteTx, row: Omit<AttachmentsTable, 'data'>, chunks: Iterable<Buffer>): Promise<void> {
