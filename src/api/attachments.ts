@@ -18,6 +18,7 @@ import { CHUNK_BYTES, deleteAttachment, findAttachmentMeta, insertAttachment, li
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
 import { FileBytes, fileProblem } from './file-types.js';
+import { bodyGarbage } from '../platform/http/body-garbage.js';
 
 // Attachments of a record (POST /v1/<collection>/<id>/attachments, multipart or a raw body of a
 // declared type). A file over maxBytes, of an undeclared type, or whose bytes are not what its
@@ -49,9 +50,11 @@ async function spool(stream: Readable, max: number): Promise<Spooled | ApiError>
   const hash = createHash('sha256');
   let size = 0;
   let over = false;
+  const passed = bodyGarbage();
   const counted = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       size += chunk.length;
+      passed(chunk.length);
       if (size > max) {
         over = true;
         if (size > max * 4 + 1_048_576) return callback(tooLarge(max));
@@ -319,7 +322,16 @@ async function sendFile(ctx: AppContext, reply: FastifyReply, att: AttachmentMet
   reply.header('content-disposition', contentDisposition(att.filename));
   reply.header('etag', `"${att.sha256}"`);
   reply.header('content-length', String(att.size));
-  return reply.type(att.content_type).send(Readable.from(chunks, { objectMode: false }));
+  return reply.type(att.content_type).send(Readable.from(collectedAsSent(chunks), { objectMode: false }));
+}
+
+/** The chunks as they are, the dead ones collected every few MiB (body-garbage.ts). */
+async function* collectedAsSent(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const passed = bodyGarbage();
+  for await (const chunk of chunks) {
+    yield chunk;
+    passed(chunk.length);
+  }
 }
 
 /**
