@@ -98,24 +98,30 @@ export async function scaleBench(work: string, large: number, settings: LoadSett
   log(`\nquery plans at ${fmtInt(large)} zoos (${engine}):`);
   for (const p of plans) log(`  ${p.label}\n    ${p.sql}\n      ${p.plan.join('\n      ')}`);
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.key, []]));
+  const cpu = (s: Sample) => (s.serverCpuPerRequest === null ? '—' : fmtInt(s.serverCpuPerRequest));
   for (let round = 1; round <= rounds; round++)
     for (const t of targets) {
       const s = await measure({ url: t.g.server.url, method: 'GET', headers: { authorization: `Bearer ${t.g.token}`, accept: 'application/json' }, paths: t.paths }, settings, t.g.server.pid);
       samples.get(t.key)!.push(s);
-      log(`  round ${round}/${rounds}  ${t.label.padEnd(60)} ${fmtInt(s.rps).padStart(7)} req/s  p99 ${fmtMs(s.p99).padStart(6)} ms  non-2xx ${Object.values(s.non2xx).reduce((a, b) => a + b, 0)}`);
+      log(`  round ${round}/${rounds}  ${t.label.padEnd(60)} ${fmtInt(s.rps).padStart(7)} req/s  p99 ${fmtMs(s.p99).padStart(6)} ms  server CPU ${cpu(s).padStart(6)} µs/req  non-2xx ${Object.values(s.non2xx).reduce((a, b) => a + b, 0)}`);
     }
   const p99 = (k: string) => median(samples.get(k)!.map((s) => s.p99));
+  const cpuPerRequest = (k: string) => median(samples.get(k)!.map((s) => s.serverCpuPerRequest ?? NaN));
   const checks = [
     { what: `filtered list p99 at ${fmtInt(large)} zoos`, value: `${fmtMs(p99('large-filter'))} ms`, target: '< 15 ms', met: p99('large-filter') < 15 },
     { what: `the same list, p99 at ${fmtInt(large)} / at ${fmtInt(small)}`, value: fmtRatio(p99('large-filter') / p99('small-filter')), target: '≤ 1.5×', met: p99('large-filter') / p99('small-filter') <= 1.5 },
+    { what: `the same list, server CPU/req at ${fmtInt(large)} / at ${fmtInt(small)}`, value: fmtRatio(cpuPerRequest('large-filter') / cpuPerRequest('small-filter')), target: '(info)', met: true },
     // Not a target: at 10,000 zoos a city has 10 zoos, so that page holds ~5 rows and needs no
     // count; at 1,000,000 it holds 20 and a count. The first page at the same size holds 20 too.
     { what: `filtered list p99 / first page p99, both at ${fmtInt(large)} (20 rows each)`, value: fmtRatio(p99('large-filter') / p99('large-first')), target: '(info)', met: true },
     { what: 'cursor page 500 deep, p99 / first page p99', value: fmtRatio(p99('large-deep') / p99('large-first')), target: '≤ 1.5×', met: p99('large-deep') / p99('large-first') <= 1.5 },
     { what: `q=<word> p99 at ${fmtInt(large)} zoos`, value: `${fmtMs(p99('large-search'))} ms`, target: '< 25 ms', met: p99('large-search') < 25 },
   ];
-  log('\nmedians over the rounds:');
-  for (const t of targets) log(`  ${t.label.padEnd(60)} p99 ${fmtMs(p99(t.key)).padStart(6)} ms  ${fmtInt(median(samples.get(t.key)!.map((s) => s.rps))).padStart(7)} req/s`);
+  log('\nmedians over the rounds (server CPU per request: the honest figure on a shared machine, issue 15):');
+  for (const t of targets) {
+    const perRequest = samples.get(t.key)!.map((s) => s.serverCpuPerRequest).filter((v): v is number => v !== null);
+    log(`  ${t.label.padEnd(60)} p99 ${fmtMs(p99(t.key)).padStart(6)} ms  ${fmtInt(median(samples.get(t.key)!.map((s) => s.rps))).padStart(7)} req/s  ${perRequest.length ? fmtInt(median(perRequest)) : '—'} µs/req`);
+  }
   log(`\nchecks (issue 11, ${engine}):`);
   for (const c of checks) log(`  ${c.what.padEnd(52)} ${c.value.padStart(9)}  target ${c.target.padEnd(8)} ${c.target === '(info)' ? '' : c.met ? 'met' : 'MISSED'}`);
   log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
