@@ -7,7 +7,6 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../contract/context.js';
 import { ApiError, notFound, unprocessable, unsupportedMediaType } from '../platform/http/errors.js';
 import { acceptsJson, namesType } from '../platform/http/negotiation.js';
@@ -18,6 +17,7 @@ import { CHUNK_BYTES, deleteAttachment, findAttachmentMeta, insertAttachment, li
 import type { CollectionModel } from '../contract/collections.js';
 import type { ResourceApi } from './resource-api.js';
 import { FileBytes, fileProblem } from './file-types.js';
+import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 import { bodyGarbage } from '../platform/http/body-garbage.js';
 
 // Attachments of a record (POST /v1/<collection>/<id>/attachments, multipart or a raw body of a
@@ -238,7 +238,7 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
             }
             if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
             const att: AttachmentMeta = {
-              id: uuidv7(),
+              id: newTimeOrderedId(),
               collection: model.name,
               record_id: row.id,
               filename: file.filename,

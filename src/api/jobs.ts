@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { ApiError, badRequest, forbidden, notFound } from '../platform/http/errors.js';
@@ -9,6 +8,7 @@ import { advanceJob, claimJobLease, findJob, findJobHead, findStaleJobs, insertJ
 import type { Address, Records } from './records.js';
 import { requireAnyScope } from './access/decide.js';
 import type { Document } from './validation.js';
+import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 
 // SPEC 202: a POSTed JSON array becomes a background job. The job and its items live in the
 // database; any instance may carry on a job whose lease ran out (its process died), and each chunk
@@ -49,7 +49,7 @@ export class Jobs {
     if (address.parentId !== null) await this.records.requireParent(address.model, caller, address.parentId);
     const now = Date.now();
     const job: JobRow = {
-      id: uuidv7(),
+      id: newTimeOrderedId(),
       subject: caller.subject,
       client_id: caller.clientId,
       collection: address.model.name,

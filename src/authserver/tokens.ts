@@ -1,10 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../contract/context.js';
 import { deriveMacKey } from '../contract/mac-key.js';
 import { announceRevocation } from '../contract/revocation-notices.js';
 import { formatScope } from './scope-request.js';
-import { newAccessToken, randomSecret, sha256 } from '../platform/crypto/secrets.js';
+import { newAccessToken, newTimeOrderedId, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write, writeGrouped, type WriteTx } from '../platform/store/write-path.js';
 import { audit, type AuditEvent, type AuditFields } from './audit.js';
 import type { Client, GrantType, TokenType } from './model/client.js';
@@ -198,7 +197,7 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
   const now = Date.now();
   const grant: Grant | null =
     'new' in req.grant
-      ? { id: uuidv7(), clientId: req.client.id, subject: req.subject, scope: formatScope(req.grant.new.scope), expiresAt: req.grant.new.expiresAt }
+      ? { id: newTimeOrderedId(), clientId: req.client.id, subject: req.subject, scope: formatScope(req.grant.new.scope), expiresAt: req.grant.new.expiresAt }
       : 'existing' in req.grant
         ? req.grant.existing
         : null;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../contract/context.js';
 import { EVENT_TYPES } from '../contract/event-bus.js';
 import { InvalidInput } from '../contract/errors.js';
@@ -7,6 +6,7 @@ import { write, type WriteTx } from '../platform/store/write-path.js';
 import { latestEventId } from '../platform/store/outbox.js';
 import { webhookUrlProblem } from './address.js';
 import { deleteWebhookRow, findWebhookRow, insertWebhook, listAttemptRows, listWebhookRows, pendingDeliveries, updateWebhookRow, type WebhookRow } from './store/webhooks.js';
+import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 
 // Webhooks (DESIGN.md "Events"): the operator's subscriptions of an https URL to event types and
 // collections. The CLI (`gatehouse webhook`), the admin API and the console call these functions.
@@ -74,7 +74,7 @@ function webhookEvent(tx: WriteTx, type: 'webhook.created' | 'webhook.updated' |
 export async function addWebhook(ctx: AppContext, input: WebhookInput, actor: string | null = null): Promise<{ webhook: Webhook; secret: string }> {
   const c = checked(ctx, input, false);
   const now = Date.now();
-  const webhook: Webhook = { id: uuidv7(), url: c.url!, events: c.events ?? [], collections: c.collections ?? [], createdAt: now, updatedAt: now };
+  const webhook: Webhook = { id: newTimeOrderedId(), url: c.url!, events: c.events ?? [], collections: c.collections ?? [], createdAt: now, updatedAt: now };
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   await write(ctx.store, async (tx) => {
     await insertWebhook(tx, {

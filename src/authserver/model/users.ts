@@ -1,7 +1,6 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { AppContext } from '../../contract/context.js';
 import { AlreadyExists, InvalidInput } from '../../contract/errors.js';
-import { decoyPasswordHash, hashPassword, verifyPassword } from '../../platform/crypto/secrets.js';
+import { decoyPasswordHash, hashPassword, newTimeOrderedId, verifyPassword } from '../../platform/crypto/secrets.js';
 import { write, type WriteTx } from '../../platform/store/write-path.js';
 import { deleteSessionsOfUser } from '../store/sessions.js';
 import {
@@ -45,7 +44,7 @@ export async function createUser(ctx: AppContext, username: string, password: st
   const p = passwordProblem(password);
   if (p) problems.password = p;
   if (Object.keys(problems).length) throw new InvalidInput(Object.values(problems)[0], problems);
-  const user = { id: uuidv7(), username, admin: options.admin === true, createdAt: Date.now(), passwordHash: await hashPassword(password) };
+  const user = { id: newTimeOrderedId(), username, admin: options.admin === true, createdAt: Date.now(), passwordHash: await hashPassword(password) };
   try {
     await write(ctx.store, async (tx) => {
       if (await findUserRecordByUsername(tx, username)) throw new AlreadyExists(`a user named "${username}" already exists`);

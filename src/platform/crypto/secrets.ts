@@ -38,7 +38,7 @@ export interface AccessTokenKey {
 }
 
 export function newAccessToken(): AccessTokenKey & { token: string } {
-  const id = uuidv7().replaceAll('-', '');
+  const id = newTimeOrderedId().replaceAll('-', '');
   const token = `${id}.${randomSecret(32)}`;
   return { token, id, hash: sha256(token) };
 }

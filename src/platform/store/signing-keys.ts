@@ -1,7 +1,7 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { Store } from './dialect.js';
 import { sqlOf } from './sql.js';
 import { write } from './write-path.js';
+import { newTimeOrderedId } from '../crypto/secrets.js';
 
 // Owner of the signing_keys table: the server's HMAC keys (crypto/keys.ts), newest first.
 
@@ -18,7 +18,7 @@ export async function listSigningKeys(store: Store): Promise<SigningKeyRow[]> {
 
 /** Adds a new current key with the given secret; the previous ones are marked retired but kept. */
 export async function addCurrentSigningKey(store: Store, secret: string): Promise<string> {
-  const id = uuidv7();
+  const id = newTimeOrderedId();
   const now = Date.now();
   await write(store, async (tx) => {
     await sqlOf(tx).updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null).execute();
