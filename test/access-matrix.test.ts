@@ -264,6 +264,25 @@ test('mac token with bodyhash: the hash of the body actually sent is enforced', 
   assert.deepEqual(list.body, [], 'nothing was created from the tampered request');
 });
 
+test('mac token with bodyhash on a raw attachment upload: the digest taken while the body was spooled to disk is enforced', async () => {
+  const t = await macToken('articles:read articles:write');
+  const created = await server.json('POST', '/v1/articles', { title: 'signed files' }, { authorization: macHeader(t, 'POST', '/v1/articles') });
+  assert.equal(created.status, 201, created.text);
+  const target = `/v1/articles/${created.body.id}/attachments`;
+  const pdf = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1');
+  const hash = createHash('sha256').update(pdf).digest('base64');
+  const send = (bytes: Buffer) =>
+    server.fetch(target, { method: 'POST', body: bytes, headers: { accept: 'application/json', 'content-type': 'application/pdf', authorization: macHeader(t, 'POST', target, { bodyhash: hash }) } });
+  const good = await send(pdf);
+  assert.equal(good.status, 201, await good.text());
+  const tampered = Buffer.from(pdf.toString('latin1').replace('1.7', '1.6'), 'latin1');
+  const bad = await send(tampered);
+  assert.equal(bad.status, 401, await bad.text());
+  assert.match(bad.headers.get('www-authenticate')!, /body hash/);
+  const list = await server.json('GET', target, undefined, { authorization: macHeader(t, 'GET', target) });
+  assert.equal(list.body.length, 1, 'only the upload whose bytes match its bodyhash is stored');
+});
+
 test('without a valid token the answer is 401 before the body is even read', async () => {
   const malformed = await server.json('POST', '/v1/zoos', '{"name":', {});
   assert.equal(malformed.status, 401);

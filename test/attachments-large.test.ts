@@ -120,6 +120,21 @@ async function scenario(server: TestServer, engine: 'sqlite' | 'postgres') {
   // Deleting the record takes the chunks with it: its attachments answer 404 afterwards.
   const del = await owner.fetch(`/v1/articles/${article}`, { method: 'DELETE' });
   assert.equal(del.status, 204);
+  // Clients that give up mid-way, at different moments (while the body is sent, while it is
+  // stored, before the answer): whatever was spooled goes too.
+  const abandoned = bigPdf(8 * MiB, 5);
+  const target = (await owner.json('POST', '/v1/articles', { title: 'Abandoned' })).body.id as string;
+  // (Also to a record that does not exist: the body is spooled before the 404 is known.)
+  for (const [record, delay] of [target, '01a00000-0000-7000-8000-000000000000'].flatMap((r) => [5, 30, 80, 150].map((d) => [r, d] as const))) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), delay);
+    await owner
+      .fetch(`/v1/articles/${record}/attachments`, { method: 'POST', body: abandoned, headers: { 'content-type': 'application/pdf' }, signal: controller.signal })
+      .then((r) => r.arrayBuffer())
+      .catch(() => undefined);
+    clearTimeout(timer);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500));
   // Every spooled file is gone once the answers are out.
   assert.equal(spooledFiles(), tmpBefore, 'no temporary upload file is left behind');
 }

@@ -123,23 +123,32 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
 
   await api.register(async (scope) => {
     await scope.register(multipart, { limits: { files: 1, fields: 10, parts: 20 } });
+    // The file a request spooled (a raw body, before the handler runs; a multipart file, in it) is
+    // removed once the request is over: answered, whatever the answer (a 404 record, a 403, a 422),
+    // or abandoned by the client.
+    const spooledFor = new WeakMap<FastifyRequest, Spooled>();
+    const removeSpooledOf = async (request: FastifyRequest) => {
+      const spooled = spooledFor.get(request);
+      if (!spooled) return;
+      spooledFor.delete(request);
+      await removeSpooled(spooled.file);
+    };
+    scope.addHook('onResponse', removeSpooledOf);
+    scope.addHook('onRequestAbort', removeSpooledOf);
     // Every other body type reaches the handler as a counted stream; the handler decides.
     scope.addContentTypeParser('*', (request, payload, done) => {
       const model = ctx.collections.get((request.params as { collection: string }).collection);
       const max = model?.attachments?.maxBytes ?? 0;
       spool(payload, max).then(
         (r) => {
-          if (!(r instanceof ApiError)) request.rawBodySha256 = r.sha256;
+          if (!(r instanceof ApiError)) {
+            request.rawBodySha256 = r.sha256;
+            spooledFor.set(request, r);
+          }
           done(null, r);
         },
         (e) => done(e as Error),
       );
-    });
-
-    // A raw body is spooled before the handler runs: whatever the answer (a 404 record, a 403),
-    // its temporary file goes with the request.
-    scope.addHook('onResponse', async (request) => {
-      if (request.body instanceof Spooled) await removeSpooled(request.body.file);
     });
 
     const modelWithAttachments = (request: FastifyRequest): CollectionModel => {
@@ -198,10 +207,8 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           return unprocessable('The file cannot be read', { file: (e as Error).message });
         }
         if (spooled instanceof ApiError) return spooled;
-        if (part.file.truncated) {
-          await removeSpooled(spooled.file);
-          return tooLarge(max);
-        }
+        spooledFor.set(request, spooled);
+        if (part.file.truncated) return tooLarge(max);
         return { spooled, type: part.mimetype.toLowerCase(), filename: filenameFrom(`filename="${part.filename}"`) };
       }
       const body = request.body;
@@ -224,39 +231,35 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
           const { model, row, caller } = await recordOf(request, methodsOf);
           const file = await upload(request);
           if (file instanceof ApiError) throw file;
+          const allowed = model.attachments!.types;
+          if (!allowed.includes(file.type))
+            throw unprocessable('This type of attachment is not accepted', { 'content-type': `must be one of ${allowed.join(', ')}` });
+          if (file.spooled.size === 0) throw unprocessable('The attachment is empty', { file: 'must not be empty' });
+          const bytes = new FileBytes(file.spooled.file, file.spooled.size);
+          let problem: string | null;
           try {
-            const allowed = model.attachments!.types;
-            if (!allowed.includes(file.type))
-              throw unprocessable('This type of attachment is not accepted', { 'content-type': `must be one of ${allowed.join(', ')}` });
-            if (file.spooled.size === 0) throw unprocessable('The attachment is empty', { file: 'must not be empty' });
-            const bytes = new FileBytes(file.spooled.file, file.spooled.size);
-            let problem: string | null;
-            try {
-              problem = fileProblem(file.type, bytes);
-            } finally {
-              bytes.close();
-            }
-            if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
-            const att: AttachmentMeta = {
-              id: newTimeOrderedId(),
-              collection: model.name,
-              record_id: row.id,
-              filename: file.filename,
-              content_type: file.type,
-              size: file.spooled.size,
-              sha256: file.spooled.sha256.toString('hex'),
-              created_at: new Date().toISOString(),
-            };
-            const out = resource(model, row.id, att);
-            await write(ctx.store, async (tx) => {
-              await insertAttachment(tx, att, chunksOf(file.spooled));
-              tx.emit({ type: 'attachment.created', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: JSON.stringify(out) });
-            });
-            reply.header('location', out.link.self.href);
-            return reply.code(201).send(out);
+            problem = fileProblem(file.type, bytes);
           } finally {
-            await removeSpooled(file.spooled.file);
+            bytes.close();
           }
+          if (problem) throw unprocessable('The file content does not match its type', { file: `is not a valid ${file.type} file: ${problem}` });
+          const att: AttachmentMeta = {
+            id: newTimeOrderedId(),
+            collection: model.name,
+            record_id: row.id,
+            filename: file.filename,
+            content_type: file.type,
+            size: file.spooled.size,
+            sha256: file.spooled.sha256.toString('hex'),
+            created_at: new Date().toISOString(),
+          };
+          const out = resource(model, row.id, att);
+          await write(ctx.store, async (tx) => {
+            await insertAttachment(tx, att, chunksOf(file.spooled));
+            tx.emit({ type: 'attachment.created', collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: JSON.stringify(out) });
+          });
+          reply.header('location', out.link.self.href);
+          return reply.code(201).send(out);
         },
       },
       {},
