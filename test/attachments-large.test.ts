@@ -7,7 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 import { FormData } from 'undici';
 import { createPgDatabase, pgAvailable, startServer, type TestServer } from './helpers/server.js';
@@ -40,7 +41,9 @@ function rssBytes(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 }
 
-const spooledFiles = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith('gatehouse-upload-')).length;
+/** A temporary directory of the server's own (its TMPDIR): other test files' uploads never show in it. */
+const serverTmp = () => mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-tmp-'));
+const spooledFiles = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('gatehouse-upload-')).length;
 
 async function upload(client: ApiClient, article: string, body: Buffer | FormData, headers: Record<string, string> = {}) {
   const res = await client.fetch(`/v1/articles/${article}/attachments`, { method: 'POST', body, headers: { accept: 'application/json', ...headers } });
@@ -48,10 +51,9 @@ async function upload(client: ApiClient, article: string, body: Buffer | FormDat
   return { status: res.status, text, body: text ? JSON.parse(text) : null };
 }
 
-async function scenario(server: TestServer, engine: 'sqlite' | 'postgres') {
+async function scenario(server: TestServer, engine: 'sqlite' | 'postgres', tmp: string) {
   const owner = await apiClient(server, 'large', 'articles:read articles:write');
   const article = (await owner.json('POST', '/v1/articles', { title: 'Large files' })).body.id as string;
-  const tmpBefore = spooledFiles();
 
   // Warm up the upload path (modules, buffers, statements) with a file of the same kind.
   const warm = await upload(owner, article, bigPdf(MiB, 1), { 'content-type': 'application/pdf' });
@@ -136,25 +138,29 @@ async function scenario(server: TestServer, engine: 'sqlite' | 'postgres') {
   }
   await new Promise((resolve) => setTimeout(resolve, 500));
   // Every spooled file is gone once the answers are out.
-  assert.equal(spooledFiles(), tmpBefore, 'no temporary upload file is left behind');
+  assert.equal(spooledFiles(tmp), 0, 'no temporary upload file is left behind');
 }
 
 test('a 48 MiB upload on SQLite: spooled, not held whole in memory, stored in chunks, returned intact; corrupt and oversized files refused; no temporary file left', async () => {
-  const server = await startServer({ config });
+  const tmp = serverTmp();
+  const server = await startServer({ config, env: { TMPDIR: tmp } });
   try {
-    await scenario(server, 'sqlite');
+    await scenario(server, 'sqlite', tmp);
   } finally {
     await server.cleanup();
+    rmSync(tmp, { recursive: true, force: true });
   }
 });
 
 test('the same on PostgreSQL', { skip: !pgAvailable && 'PostgreSQL is not reachable' }, async () => {
   const database = await createPgDatabase();
-  const server = await startServer({ config, env: { DATABASE_URL: database.url } });
+  const tmp = serverTmp();
+  const server = await startServer({ config, env: { DATABASE_URL: database.url, TMPDIR: tmp } });
   try {
-    await scenario(server, 'postgres');
+    await scenario(server, 'postgres', tmp);
   } finally {
     await server.cleanup();
     await database.drop();
+    rmSync(tmp, { recursive: true, force: true });
   }
 });

@@ -123,28 +123,36 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
 
   await api.register(async (scope) => {
     await scope.register(multipart, { limits: { files: 1, fields: 10, parts: 20 } });
-    // The file a request spooled (a raw body, before the handler runs; a multipart file, in it) is
-    // removed once the request is over: answered, whatever the answer (a 404 record, a 403, a 422),
-    // or abandoned by the client.
-    const spooledFor = new WeakMap<FastifyRequest, Spooled>();
-    const removeSpooledOf = async (request: FastifyRequest) => {
-      const spooled = spooledFor.get(request);
-      if (!spooled) return;
-      spooledFor.delete(request);
-      await removeSpooled(spooled.file);
+    // The file a request spools (a raw body, before the handler runs; a multipart file, in it) is
+    // removed once the request is over — answered, whatever the answer (a 404 record, a 403, a
+    // 422), or abandoned by the client — and the spooling has settled: the response's 'close'
+    // comes exactly once in every case, and a client may leave while its body is still being
+    // written to disk.
+    const spooling = new WeakMap<FastifyRequest, Promise<Spooled | ApiError>>();
+    const closed = new WeakSet<FastifyRequest>();
+    const removeOnceSettled = (pending: Promise<Spooled | ApiError>) =>
+      void pending.then((r) => (r instanceof Spooled ? removeSpooled(r.file) : undefined), () => undefined);
+    const track = (request: FastifyRequest, pending: Promise<Spooled | ApiError>) => {
+      // A client that left before its body reached the parser: nothing will close after this.
+      if (closed.has(request)) removeOnceSettled(pending);
+      else spooling.set(request, pending);
+      return pending;
     };
-    scope.addHook('onResponse', removeSpooledOf);
-    scope.addHook('onRequestAbort', removeSpooledOf);
+    scope.addHook('onRequest', (request, reply, done) => {
+      reply.raw.once('close', () => {
+        closed.add(request);
+        const pending = spooling.get(request);
+        if (pending) removeOnceSettled(pending);
+      });
+      done();
+    });
     // Every other body type reaches the handler as a counted stream; the handler decides.
     scope.addContentTypeParser('*', (request, payload, done) => {
       const model = ctx.collections.get((request.params as { collection: string }).collection);
       const max = model?.attachments?.maxBytes ?? 0;
-      spool(payload, max).then(
+      track(request, spool(payload, max)).then(
         (r) => {
-          if (!(r instanceof ApiError)) {
-            request.rawBodySha256 = r.sha256;
-            spooledFor.set(request, r);
-          }
+          if (!(r instanceof ApiError)) request.rawBodySha256 = r.sha256;
           done(null, r);
         },
         (e) => done(e as Error),
@@ -202,12 +210,11 @@ export async function registerAttachmentRoutes(api: FastifyInstance, v: string, 
         let spooled: Spooled | ApiError;
         try {
           // Busboy stops the file at the limit and marks it truncated.
-          spooled = await spool(part.file, max);
+          spooled = await track(request, spool(part.file, max));
         } catch (e) {
           return unprocessable('The file cannot be read', { file: (e as Error).message });
         }
         if (spooled instanceof ApiError) return spooled;
-        spooledFor.set(request, spooled);
         if (part.file.truncated) return tooLarge(max);
         return { spooled, type: part.mimetype.toLowerCase(), filename: filenameFrom(`filename="${part.filename}"`) };
       }
