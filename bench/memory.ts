@@ -15,6 +15,24 @@ function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 }
 
+/** Where the resident set is: the node binary's pages, other mapped files, anonymous memory (V8's heap, malloc). */
+function rssParts(pid: number): string {
+  const parts = { binary: 0, files: 0, anonymous: 0 };
+  let name = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) name = mapping[1];
+    else if (line.startsWith('Rss:')) {
+      const kib = Number(line.split(/\s+/)[1]);
+      if (name === process.execPath || name.endsWith('/node')) parts.binary += kib;
+      else if (name.startsWith('/')) parts.files += kib;
+      else parts.anonymous += kib;
+    }
+  }
+  const f = (kib: number) => `${(kib / 1024).toFixed(0)} MiB`;
+  return `node binary ${f(parts.binary)}, other files ${f(parts.files)}, anonymous ${f(parts.anonymous)}`;
+}
+
 export async function memoryBench(work: string, settings: LoadSettings, log: (line?: string) => void, resultsDir: string): Promise<Check[]> {
   const total = Math.max(10_000, Number(process.env.BENCH_MEMORY_REQUESTS ?? 1_000_000));
   const rounds = 3;
@@ -57,7 +75,7 @@ export async function memoryBench(work: string, settings: LoadSettings, log: (li
       }
     }
     after.push(rssMiB(g.server.pid));
-    log(`  round ${round}/${rounds}: ${fmtInt(served)} requests served; server RSS ${after[round - 1].toFixed(0)} MiB; load average ${os.loadavg()[0].toFixed(1)}`);
+    log(`  round ${round}/${rounds}: ${fmtInt(served)} requests served; server RSS ${after[round - 1].toFixed(0)} MiB (${rssParts(g.server.pid)}); load average ${os.loadavg()[0].toFixed(1)}`);
   }
   await g.agent.close();
   await g.server.stop();

@@ -11,6 +11,7 @@
 // BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
 // BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build),
 // BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run),
+// BENCH_BASELINE_NODE_ARGS (node options of that second process, e.g. --max-semi-space-size=8: the same build under other V8 settings),
 // BENCH_BULK (records bulk-loaded into a fresh gatehouse first, 50000; 0 skips; BENCH_ONLY=bulk runs only that),
 // BENCH_BULK_IN_FLIGHT (bulk requests in flight, 4), BENCH_SCALE=<n> (only the list queries at <n> zoos against 10,000:
 // bench/scale.ts), BENCH_EVENTS=1 (only issue 14's events figures: bench/events.ts), BENCH_MEMORY=1 (only
@@ -273,8 +274,8 @@ async function main(): Promise<void> {
   const jsonServer = await startPeer('json-server', 'json-server.ts', { BENCH_DB: dbFile, BENCH_PROTOCOL: JSON_SERVER_PROTOCOL });
   const jsonServer1 = await startPeer('json-server-1', 'json-server-1.ts', { BENCH_DB: dbFile });
   const oidc = await startPeer('oidc-provider', 'oidc-provider.ts', { BENCH_CLIENT_ID: CLIENT_ID, BENCH_CLIENT_SECRET: CLIENT_SECRET });
-  const baseline = env.BENCH_BASELINE_CLI ? await startBaseline(g, work, env.BENCH_BASELINE_CLI) : null;
-  if (baseline) log(`  baseline build ${env.BENCH_BASELINE_CLI} on the same data: ${baseline.url}`);
+  const baseline = env.BENCH_BASELINE_CLI ? await startBaseline(g, work, env.BENCH_BASELINE_CLI, (env.BENCH_BASELINE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)) : null;
+  if (baseline) log(`  baseline build ${env.BENCH_BASELINE_CLI}${env.BENCH_BASELINE_NODE_ARGS ? ` (node ${env.BENCH_BASELINE_NODE_ARGS})` : ''} on the same data: ${baseline.url}`);
 
   // --- the workloads ----------------------------------------------------------------------
   // The same 1,000 ids and the 50 cities, in the same order, for every server; the same
@@ -329,6 +330,13 @@ async function main(): Promise<void> {
     ...(baseline
       ? [
           { key: 'baseline-get', label: 'baseline build GET /v1/zoos/{id} (bearer)', server: baseline, work: { url: baseline.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
+          {
+            key: 'baseline-list',
+            label: 'baseline build GET /v1/zoos?city=X&limit=20 (bearer)',
+            server: baseline,
+            work: { url: baseline.url, method: 'GET' as const, headers: bearer, paths: cities.map((c) => `/v1/zoos?city=${encodeURIComponent(c)}&limit=20`) },
+            check: expectJson(isPage, '20 zoos of the city'),
+          },
           { key: 'baseline-token', label: 'baseline build POST /oauth/token (client_credentials)', server: baseline, work: { url: baseline.url, method: 'POST' as const, headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson(isToken, 'a token response') },
         ]
       : []),
@@ -436,6 +444,8 @@ async function main(): Promise<void> {
     const cost = (a: string, b: string) => (by.get(a)?.cpuPerRequest ?? NaN) / (by.get(b)?.cpuPerRequest ?? NaN);
     const getCost = cost('gatehouse-get', 'baseline-get');
     add('GET by id server CPU/req vs the baseline build', 'issue 10', getCost, fmtRatio, '≤ 1.05×', getCost <= 1.05);
+    const listCost = cost('gatehouse-list', 'baseline-list');
+    add('filtered list server CPU/req vs the baseline build', 'issue 10', listCost, fmtRatio, '≤ 1.05×', listCost <= 1.05);
     const tokenCost = cost('gatehouse-token', 'baseline-token');
     add('token endpoint server CPU/req vs the baseline build', 'issue 10', tokenCost, fmtRatio, '≤ 1.05×', tokenCost <= 1.05);
   }

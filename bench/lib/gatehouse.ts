@@ -125,9 +125,9 @@ function spawnGatehouse(configFile: string, dataDir: string, workDir: string, no
  * Another build (BENCH_BASELINE_CLI, e.g. the previous commit's dist/cli/main.js) serving the same
  * data dir beside the build under test, so both are measured in one run on the same data.
  */
-export function startBaseline(g: Gatehouse, workDir: string, cli: string): Promise<ServerProcess> {
+export function startBaseline(g: Gatehouse, workDir: string, cli: string, nodeArgs: string[] = []): Promise<ServerProcess> {
   if (!existsSync(cli)) throw new Error(`BENCH_BASELINE_CLI ${cli} is missing`);
-  return spawnGatehouse(g.configFile, g.dataDir, workDir, [], 'gatehouse-baseline', path.resolve(cli), pgUrlOf(g));
+  return spawnGatehouse(g.configFile, g.dataDir, workDir, nodeArgs, 'gatehouse-baseline', path.resolve(cli), pgUrlOf(g));
 }
 
 const pgUrlOf = (g: Gatehouse) => (g.databaseUrl.startsWith('postgres') ? g.databaseUrl : undefined);
