@@ -66,6 +66,23 @@ test('password grant with a form body and HTTP Basic: the access token record, n
   assert.equal(info.scope, 'zoos:read');
 });
 
+test('client_credentials: expires_in is the configured lifetime, counted from the minting (a clock that moves between two readings)', async () => {
+  // The server runs with a clock that advances a millisecond at every reading: a bound taken
+  // earlier in the request than the token's own issue time (as the grant once did) shows up as
+  // expires_in 3599 on every token, where a busy machine showed it now and then.
+  const ticking = await startServer({ env: { NODE_OPTIONS: `--import ${new URL('./helpers/ticking-clock.mjs', import.meta.url).pathname}` } });
+  try {
+    const client = addClient(ticking, 'ticking', ['--grant', 'client_credentials']);
+    for (let i = 0; i < 5; i++) {
+      const r = await post(ticking, 'token', { grant_type: 'client_credentials', scope: 'zoos:read' }, { auth: basic(client.client_id, client.client_secret!) });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.expires_in, 3600);
+    }
+  } finally {
+    await ticking.cleanup();
+  }
+});
+
 test('password grant with a JSON body and client_secret_post; no scope gives the client its registered scope', async () => {
   const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, client_id: app.client_id, client_secret: app.client_secret! }, { json: true });
   assert.equal(r.status, 200, JSON.stringify(r.body));

@@ -174,9 +174,10 @@ export interface IssueRequest {
   subject: string;
   /**
    * The grant the tokens belong to: a new one (stored with the tokens), an existing one (refresh),
-   * or none for a token that stands alone (client_credentials; valid until `expiresAt` at most).
+   * or none for a token that stands alone (client_credentials: the configured lifetime, and
+   * `expiresAt` at most when given).
    */
-  grant: { new: { scope: string[]; expiresAt: number } } | { existing: Grant } | { none: { expiresAt: number } };
+  grant: { new: { scope: string[]; expiresAt: number } } | { existing: Grant } | { none: { expiresAt?: number } };
   /** The access token's scope (may be narrower than the grant's). */
   scope: string[];
   /** Issue a refresh token carrying this scope (null: no refresh token). */
@@ -201,7 +202,7 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
       : 'existing' in req.grant
         ? req.grant.existing
         : null;
-  const endsAt = grant ? grant.expiresAt : (req.grant as { none: { expiresAt: number } }).none.expiresAt;
+  const endsAt = grant ? grant.expiresAt : ((req.grant as { none: { expiresAt?: number } }).none.expiresAt ?? Number.POSITIVE_INFINITY);
   // Minted outside the transaction: the key ring may read the database.
   const minted = await mint(ctx, req, grant?.id ?? null, endsAt, now);
   const persist = async (tx: WriteTx): Promise<boolean> => {

@@ -8,8 +8,16 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 // is served. A worker thread with its own connection checkpoints instead, every INTERVAL_MS,
 // never waiting on a lock (PASSIVE); the server's own automatic checkpoint stays as a safety net
 // at a far higher threshold, and comes back at the default if the worker fails.
+//
+// The worker is a second V8 instance (about 13 MiB resident), worth it only while the server
+// writes: it starts with the first write (the connection's change counter, read every
+// WATCH_MS) and stops once nothing was written for IDLE_MS, after a last checkpoint; in
+// between the serving connection checkpoints by itself at SQLite's default threshold, which
+// occasional writes rarely reach.
 
 const INTERVAL_MS = 200;
+const WATCH_MS = 1000;
+const IDLE_MS = 60_000;
 const DEFAULT_AUTOCHECKPOINT = 1000; // pages: SQLite's default
 const SAFETY_NET_AUTOCHECKPOINT = 10_000; // pages (≈ 40 MB of log): the remainder the worker has not copied yet
 
@@ -29,17 +37,79 @@ const timer = setInterval(() => {
 parentPort.on('message', (m) => {
   if (m !== 'stop') return;
   clearInterval(timer);
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch {
+    // The serving connection's own threshold, or the next worker, copies what is left.
+  }
   db.close();
   parentPort.close();
 });
 `;
 
 export interface Checkpointer {
+  /** Whether the worker is running now (it runs while the server writes). */
+  readonly active: boolean;
   stop(): Promise<void>;
 }
 
-/** Moves the WAL checkpoints of `database` (a file, in WAL mode) to a worker thread. */
-export function checkpointInBackground(database: SqliteDatabase, file: string, onError: (message: string) => void): Checkpointer {
+interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+/**
+ * Moves the WAL checkpoints of `database` (a file, in WAL mode) to a worker thread while the
+ * database is written; `timing` shortens the watch and the idle period (tests).
+ */
+export function checkpointInBackground(
+  database: SqliteDatabase,
+  file: string,
+  onError: (message: string) => void,
+  timing: { watchMs?: number; idleMs?: number } = {},
+): Checkpointer {
+  const changes = database.prepare('select total_changes()').pluck();
+  let seen = changes.get() as number;
+  let lastWrite = 0;
+  let worker: RunningWorker | null = null;
+  let stopping: Promise<void> | null = null;
+  let failed = false;
+  const idleMs = timing.idleMs ?? IDLE_MS;
+  const watch = setInterval(() => {
+    if (!database.open || failed) return;
+    const now = changes.get() as number;
+    if (now !== seen) {
+      seen = now;
+      lastWrite = Date.now();
+    }
+    const writing = lastWrite > 0 && Date.now() - lastWrite < idleMs;
+    if (writing && !worker && !stopping) {
+      worker = startWorker(database, file, onError, () => {
+        failed = true;
+        worker = null;
+      });
+    } else if (!writing && worker) {
+      const idle = worker;
+      worker = null;
+      stopping = idle.stop().finally(() => (stopping = null));
+    }
+  }, timing.watchMs ?? WATCH_MS);
+  watch.unref();
+  return {
+    get active() {
+      return worker !== null;
+    },
+    async stop() {
+      clearInterval(watch);
+      await stopping;
+      const running = worker;
+      worker = null;
+      await running?.stop();
+    },
+  };
+}
+
+/** One worker's life: from the first write after a quiet spell to the next quiet spell. */
+function startWorker(database: SqliteDatabase, file: string, onError: (message: string) => void, onFailed: () => void): RunningWorker {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file, intervalMs: INTERVAL_MS } });
   worker.unref();
@@ -49,6 +119,7 @@ export function checkpointInBackground(database: SqliteDatabase, file: string, o
     if (!running) return;
     running = false;
     if (database.open) database.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT}`);
+    onFailed();
     onError(message);
   };
   worker.on('message', (m: { error?: string }) => m.error && onError(`background checkpoint failed: ${m.error}`));
@@ -58,7 +129,7 @@ export function checkpointInBackground(database: SqliteDatabase, file: string, o
     async stop() {
       if (!running) return;
       running = false;
-      // Wait (at most two seconds) for the worker to close its connection cleanly.
+      // Wait (at most two seconds) for the worker to checkpoint once more and close its connection.
       worker.ref();
       let timer: NodeJS.Timeout | undefined;
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
