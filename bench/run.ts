@@ -285,6 +285,7 @@ async function main(): Promise<void> {
   const bearer = { authorization: `Bearer ${g.token}`, accept: 'application/json' };
   const tokenHeaders = { authorization: basicAuth(CLIENT_ID, CLIENT_SECRET), 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   const byIdPaths = ids.map((id) => `/v1/zoos/${id}`);
+  const listPaths = cities.map((c) => `/v1/zoos?city=${encodeURIComponent(c)}&limit=20`);
   const isZoo = (b: any) => typeof b?.id === 'string' && typeof b?.name === 'string';
   const isPage = (b: any) => Array.isArray(b) && b.length === 20 && b.every((z: any) => cities.includes(z.city));
   const isToken = (b: any) => typeof b?.access_token === 'string';
@@ -304,7 +305,7 @@ async function main(): Promise<void> {
       key: 'gatehouse-list',
       label: 'gatehouse GET /v1/zoos?city=X&limit=20 (bearer)',
       server: g.server,
-      work: { url: g.server.url, method: 'GET', headers: bearer, paths: cities.map((c) => `/v1/zoos?city=${encodeURIComponent(c)}&limit=20`) },
+      work: { url: g.server.url, method: 'GET', headers: bearer, paths: listPaths },
       check: expectJson(isPage, '20 zoos of the city'),
     },
     { key: 'json-server-get', label: `json-server GET /zoos/{id} (${JSON_SERVER_PROTOCOL}, no auth)`, server: jsonServer, work: { url: jsonServer.url, method: 'GET', headers: bearer, paths: ids.map((id) => `/zoos/${id}`) }, check: expectJson(isZoo, 'a zoo') },
@@ -334,7 +335,7 @@ async function main(): Promise<void> {
             key: 'baseline-list',
             label: 'baseline build GET /v1/zoos?city=X&limit=20 (bearer)',
             server: baseline,
-            work: { url: baseline.url, method: 'GET' as const, headers: bearer, paths: cities.map((c) => `/v1/zoos?city=${encodeURIComponent(c)}&limit=20`) },
+            work: { url: baseline.url, method: 'GET' as const, headers: bearer, paths: listPaths },
             check: expectJson(isPage, '20 zoos of the city'),
           },
           { key: 'baseline-token', label: 'baseline build POST /oauth/token (client_credentials)', server: baseline, work: { url: baseline.url, method: 'POST' as const, headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson(isToken, 'a token response') },

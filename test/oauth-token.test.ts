@@ -66,17 +66,24 @@ test('password grant with a form body and HTTP Basic: the access token record, n
   assert.equal(info.scope, 'zoos:read');
 });
 
-test('client_credentials: expires_in is the configured lifetime, counted from the minting (a clock that moves between two readings)', async () => {
-  // The server runs with a clock that advances a millisecond at every reading: a bound taken
-  // earlier in the request than the token's own issue time (as the grant once did) shows up as
-  // expires_in 3599 on every token, where a busy machine showed it now and then.
+test('expires_in is the configured lifetime, counted from the minting (client_credentials, and a password grant whose grant lasts as long as its token), under a clock that moves between two readings', async () => {
+  // The server runs with a clock that advances a millisecond at every reading: a lifetime counted
+  // from a reading taken earlier in the request than the token's own issue time (as both grants
+  // once did) shows up as expires_in 3599 on every token, where a busy machine showed it now and then.
   const ticking = await startServer({ env: { NODE_OPTIONS: `--import ${new URL('./helpers/ticking-clock.mjs', import.meta.url).pathname}` } });
   try {
-    const client = addClient(ticking, 'ticking', ['--grant', 'client_credentials']);
-    for (let i = 0; i < 5; i++) {
-      const r = await post(ticking, 'token', { grant_type: 'client_credentials', scope: 'zoos:read' }, { auth: basic(client.client_id, client.client_secret!) });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.equal(r.body.expires_in, 3600);
+    addUser(ticking, 'tick', PASSWORD);
+    const client = addClient(ticking, 'ticking', ['--grant', 'client_credentials', '--grant', 'password']);
+    const auth = basic(client.client_id, client.client_secret!);
+    for (let i = 0; i < 3; i++) {
+      const cc = await post(ticking, 'token', { grant_type: 'client_credentials', scope: 'zoos:read' }, { auth });
+      assert.equal(cc.status, 200, JSON.stringify(cc.body));
+      assert.equal(cc.body.expires_in, 3600, 'client_credentials');
+      // Without refresh tokens the password grant lasts exactly the access token's lifetime.
+      const pw = await post(ticking, 'token', { grant_type: 'password', username: 'tick', password: PASSWORD, scope: 'zoos:read' }, { auth });
+      assert.equal(pw.status, 200, JSON.stringify(pw.body));
+      assert.equal(pw.body.refresh_token, undefined);
+      assert.equal(pw.body.expires_in, 3600, 'password grant');
     }
   } finally {
     await ticking.cleanup();

@@ -174,10 +174,11 @@ export interface IssueRequest {
   subject: string;
   /**
    * The grant the tokens belong to: a new one (stored with the tokens), an existing one (refresh),
-   * or none for a token that stands alone (client_credentials: the configured lifetime, and
-   * `expiresAt` at most when given).
+   * or none for a token that stands alone (client_credentials: the configured lifetime). A new
+   * grant ends at a moment already chosen (consent, a code's grant) or after a lifetime counted,
+   * like the tokens', from the moment they are minted.
    */
-  grant: { new: { scope: string[]; expiresAt: number } } | { existing: Grant } | { none: { expiresAt?: number } };
+  grant: { new: { scope: string[] } & ({ expiresAt: number } | { lifetimeSeconds: number }) } | { existing: Grant } | { none: true };
   /** The access token's scope (may be narrower than the grant's). */
   scope: string[];
   /** Issue a refresh token carrying this scope (null: no refresh token). */
@@ -198,11 +199,17 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
   const now = Date.now();
   const grant: Grant | null =
     'new' in req.grant
-      ? { id: newTimeOrderedId(), clientId: req.client.id, subject: req.subject, scope: formatScope(req.grant.new.scope), expiresAt: req.grant.new.expiresAt }
+      ? {
+          id: newTimeOrderedId(),
+          clientId: req.client.id,
+          subject: req.subject,
+          scope: formatScope(req.grant.new.scope),
+          expiresAt: 'expiresAt' in req.grant.new ? req.grant.new.expiresAt : now + req.grant.new.lifetimeSeconds * 1000,
+        }
       : 'existing' in req.grant
         ? req.grant.existing
         : null;
-  const endsAt = grant ? grant.expiresAt : ((req.grant as { none: { expiresAt?: number } }).none.expiresAt ?? Number.POSITIVE_INFINITY);
+  const endsAt = grant?.expiresAt ?? Number.POSITIVE_INFINITY;
   // Minted outside the transaction: the key ring may read the database.
   const minted = await mint(ctx, req, grant?.id ?? null, endsAt, now);
   const persist = async (tx: WriteTx): Promise<boolean> => {

@@ -21,9 +21,7 @@ export const clientCredentialsGrant: TokenGrant = {
       grantType: 'client_credentials',
       client,
       subject: clientSubject(client.id),
-      // The configured lifetime, counted from the moment the token is minted (a bound taken here,
-      // a millisecond earlier, made expires_in one second short now and then).
-      grant: { none: {} },
+      grant: { none: true },
       scope,
       refreshScope: null,
       grouped: true,

@@ -31,7 +31,7 @@ export const passwordGrant: TokenGrant = {
       grantType: 'password',
       client,
       subject: userSubject(outcome.user.id),
-      grant: { new: { scope, expiresAt: Date.now() + validity * 1000 } },
+      grant: { new: { scope, lifetimeSeconds: validity } },
       scope,
       refreshScope: refresh ? scope : null,
       audit: { event: 'grant.issued' },
