@@ -9,6 +9,7 @@
 // BENCH_ONLY (comma-separated target keys), BENCH_DIAGNOSE=1 (also measure a bare node:http
 // server, a minimal Fastify app, and the bare server answering gatehouse's exact response bytes),
 // BENCH_JSON_SERVER_PROTOCOL (https | http), BENCH_PROFILE=DIR (run gatehouse under --cpu-prof),
+// BENCH_PERF=DIR (sample gatehouse's CPU time with Linux perf during each measured target: bench/lib/perf.ts),
 // BENCH_KEEP=1 (keep the temp dir: data dir, config, server logs), BENCH_CLI=FILE (another gatehouse build),
 // BENCH_BASELINE_CLI=FILE (a second build, e.g. the previous commit's, measured beside it in the same run),
 // BENCH_BASELINE_NODE_ARGS (node options of that second process, e.g. --max-semi-space-size=8: the same build under other V8 settings),
@@ -46,6 +47,7 @@ import {
 import { scaleBench } from './scale.js';
 import { eventsBench } from './events.js';
 import { memoryBench } from './memory.js';
+import { perfProblem, recordPerf, summarizePerf, writePerfSummary } from './lib/perf.js';
 import { bottleneck, fmtInt, fmtMs, fmtPct, fmtRatio, markdownTables, summarize, textTables, type Check, type TargetSummary } from './lib/report.js';
 
 const env = process.env;
@@ -77,6 +79,7 @@ const SCALE = Math.round(num('BENCH_SCALE', 0));
 const ONLY_BULK = ONLY !== null && [...ONLY].every((k) => k === 'bulk');
 const JSON_SERVER_PROTOCOL = env.BENCH_JSON_SERVER_PROTOCOL === 'http' ? 'http' : 'https';
 const PROFILE_DIR = env.BENCH_PROFILE ? path.resolve(env.BENCH_PROFILE) : null;
+const PERF_DIR = env.BENCH_PERF ? path.resolve(env.BENCH_PERF) : null;
 const RESULTS_DIR = path.join(ROOT, 'bench/results');
 const tty = process.stdout.isTTY;
 
@@ -228,6 +231,11 @@ async function main(): Promise<void> {
   // --- gatehouse: start, token, seed -------------------------------------------------------
   log('starting gatehouse (dist/cli/main.js serve, SQLite) ...');
   if (PROFILE_DIR) mkdirSync(PROFILE_DIR, { recursive: true });
+  if (PERF_DIR) {
+    const problem = perfProblem();
+    if (problem) throw new Error(`BENCH_PERF: ${problem}`);
+    mkdirSync(PERF_DIR, { recursive: true });
+  }
   const g: Gatehouse = await startGatehouse(work, log);
   log(`  ${g.server.url} (pid ${g.server.pid}), bearer token from ${g.tokenSource === 'token-endpoint' ? 'POST /oauth/token (client_credentials)' : 'the database (stand-in)'}`);
 
@@ -246,10 +254,13 @@ async function main(): Promise<void> {
   const zoos = await exportZoos(g);
   if (zoos.length !== ZOOS) throw new Error(`gatehouse lists ${zoos.length} zoos, expected ${ZOOS}`);
   const owner = String(zoos[0].owner ?? '');
-  if (PROFILE_DIR) {
+  if (PROFILE_DIR || PERF_DIR) {
     // Seeding is not what we want to see in the profile: restart on the seeded data dir.
-    await restartGatehouse(g, work, ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]);
-    log(`  restarted gatehouse under --cpu-prof (profile in ${PROFILE_DIR} when it stops): ${g.server.url} (pid ${g.server.pid})`);
+    const cpuProf = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+    // perf names JIT-compiled JavaScript from the map node writes to /tmp/perf-<pid>.map.
+    await restartGatehouse(g, work, [...cpuProf, ...(PERF_DIR ? ['--perf-basic-prof'] : [])]);
+    if (PROFILE_DIR) log(`  restarted gatehouse under --cpu-prof (profile in ${PROFILE_DIR} when it stops): ${g.server.url} (pid ${g.server.pid})`);
+    if (PERF_DIR) log(`  restarted gatehouse with --perf-basic-prof (perf recordings and summaries in ${PERF_DIR}): ${g.server.url} (pid ${g.server.pid})`);
   }
 
   const queryPlan = filteredListQueryPlan(g.dataDir, owner, CITIES[0]);
@@ -389,9 +400,17 @@ async function main(): Promise<void> {
 
   // --- interleaved rounds -----------------------------------------------------------------
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.key, []]));
+  const perfFiles = new Map<string, string[]>();
   for (let round = 1; round <= ROUNDS; round++) {
     for (const t of targets) {
+      // The measured seconds only (after the warm-up), gatehouse's own targets only.
+      const perfFile = PERF_DIR && t.server === g.server ? path.join(PERF_DIR, `${t.key}.round${round}.perf.data`) : null;
+      const recording = perfFile ? recordPerf(t.server.pid, perfFile, settings.warmup * 1000) : null;
       const s = await measure(t.work, settings, t.server.pid);
+      if (recording) {
+        await recording.stop();
+        perfFiles.set(t.key, [...(perfFiles.get(t.key) ?? []), perfFile!]);
+      }
       samples.get(t.key)!.push(s);
       const bad = Object.values(s.non2xx).reduce((a, b) => a + b, 0) + s.errors + s.timeouts;
       log(
@@ -476,6 +495,14 @@ async function main(): Promise<void> {
       `note: the server was not at its own ceiling for ${loaderBound.join(', ')} (loader: every loader thread ≈ 1 core; machine: server and loader shared every core): ` +
         'those req/s are a floor, not the server’s ceiling; server CPU per request is the figure to compare.',
     );
+  if (PERF_DIR) {
+    log(`\nwhere gatehouse's CPU went (perf on CPU time, the measured seconds of every round; symbols in ${PERF_DIR}/<target>.txt):`);
+    for (const [key, files] of perfFiles) {
+      const summary = summarizePerf(files);
+      if (summary) for (const line of writePerfSummary(PERF_DIR, key, by.get(key)!.label, summary, by.get(key)!.cpuPerRequest ?? null)) log(`  ${line}`);
+      else log(`  ${key}: perf recorded no samples (is perf_event_paranoid ≤ 1, or is this root?)`);
+    }
+  }
 
   const command = [
     ...Object.entries(env)

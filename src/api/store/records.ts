@@ -161,12 +161,13 @@ function valuesAndShape(store: Store, model: CollectionModel, q: RowQuery) {
     }),
     search: q.search ? slot(store.engine === 'sqlite' ? q.search.map((w) => `"${w.replace(/"/g, '""')}"`).join(' ') : q.search.join(' ')) : -1,
     after: q.after ? q.after.map((v) => (v === null ? -1 : slot(v))) : null,
-    limit: -1,
     offset: -1,
   };
-  slots.limit = slot(q.limit);
   slots.offset = slot(q.offset);
   const sort = fullSort(q.sort);
+  // The page size is written into the statement, not bound (see LimitAsLiteral in dialect.ts):
+  // one statement per size, at most api.maxLimit of them.
+  shape.push(`limit:${q.limit}`);
   shape.push(`owner:${q.owner !== null}`, `parent:${q.parentId !== null}`, `search:${q.search !== null}:${q.rank}`);
   shape.push(`sort:${sort.map((k) => `${k.field} ${k.order}`).join(',')}`);
   if (slots.after) shape.push(`after:${slots.after.map((i) => (i < 0 ? 'null' : 'v')).join(',')}`);
@@ -174,6 +175,11 @@ function valuesAndShape(store: Store, model: CollectionModel, q: RowQuery) {
 }
 
 type Slots = ReturnType<typeof valuesAndShape>['slots'];
+
+function limitValue(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`a page size must be a whole number, not ${limit}`);
+  return limit;
+}
 
 function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: RowQuery, slots: Slots, sort: SortKey[]) {
   const p = (i: number) => sql`${SLOT + i}`;
@@ -243,7 +249,7 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
   // plain ORDER BY lets PostgreSQL walk their index (a NULLS clause unlike its default would sort).
   for (const k of sort)
     order.push(nullable(k.field) ? sql`${col(k.field)} ${sql.raw(k.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}` : sql`${col(k.field)} ${sql.raw(k.order)}`);
-  const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${p(slots.limit)} offset ${p(slots.offset)}`;
+  const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${sql.lit(limitValue(q.limit))} offset ${p(slots.offset)}`;
   const total = sql`select count(*) as n from ${from} ${whereSql(countWhere)}`;
   return { page: page.compile(db), count: total.compile(db) };
 }

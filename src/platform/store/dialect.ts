@@ -1,6 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Kysely, SqliteDialect, PostgresDialect, sql, type RawBuilder, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  Kysely,
+  LimitNode,
+  PostgresDialect,
+  SelectQueryNode,
+  SqliteDialect,
+  ValueNode,
+  sql,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RawBuilder,
+  type RootOperationNode,
+  type SqliteDatabase,
+  type SqliteStatement,
+  type UnknownRow,
+} from 'kysely';
 import type { Database } from './schema.js';
 import { GroupCommit } from './group-commit.js';
 import { checkpointInBackground, type Checkpointer } from './checkpointer.js';
@@ -73,16 +90,27 @@ const OPTIMIZE_EVERY_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 5000;
 
 /**
- * The outbox and the webhook queue only grow from empty and are read by id ranges and due times.
- * Statistics gathered while such a table was tiny ("1 row") make SQLite scan it whole instead of
- * seeking its key — a read per event that grows with the table. Without statistics the planner
- * assumes a large table and seeks, at every size.
+ * What ANALYZE gathered that the planner is better without, removed after every ANALYZE:
+ *
+ * - The outbox and the webhook queue only grow from empty and are read by id ranges and due times.
+ *   Statistics gathered while such a table was tiny ("1 row") make SQLite scan it whole instead of
+ *   seeking its key — a read per event that grows with the table. Without statistics the planner
+ *   assumes a large table and seeks, at every size.
+ * - better-sqlite3 builds SQLite with SQLITE_ENABLE_STAT4, so ANALYZE also keeps samples of every
+ *   index's values (sqlite_stat4). With samples, a prepared statement that compares a parameter
+ *   to an indexed column is parsed and planned again at its next run whenever that parameter has
+ *   a new value: a filtered list for another city re-prepared both of its statements on every
+ *   request (7% of the list's server CPU in a perf profile). The plans of gatehouse's query
+ *   shapes come from sqlite_stat1's averages alone (the index tests check them), so the samples
+ *   go and a prepared statement stays prepared.
  */
 const QUEUE_TABLES = ['events', 'webhook_deliveries', 'webhook_attempts'];
-function forgetQueueStatistics(database: import('better-sqlite3').Database): void {
-  const hasStats = database.prepare("select 1 from sqlite_master where name = 'sqlite_stat1'").get();
-  if (!hasStats) return;
-  const removed = database.prepare(`delete from sqlite_stat1 where tbl in (${QUEUE_TABLES.map(() => '?').join(', ')})`).run(...QUEUE_TABLES).changes;
+export function forgetStatistics(database: import('better-sqlite3').Database): void {
+  const tables = new Set((database.prepare("select name from sqlite_master where name in ('sqlite_stat1', 'sqlite_stat4')").all() as { name: string }[]).map((t) => t.name));
+  let removed = 0;
+  if (tables.has('sqlite_stat1'))
+    removed += database.prepare(`delete from sqlite_stat1 where tbl in (${QUEUE_TABLES.map(() => '?').join(', ')})`).run(...QUEUE_TABLES).changes;
+  if (tables.has('sqlite_stat4')) removed += database.prepare('delete from sqlite_stat4').run().changes;
   if (removed > 0) database.exec('analyze sqlite_schema'); // reloads the statistics the planner uses
 }
 
@@ -104,8 +132,8 @@ async function openSqlite(file: string): Promise<StoreInternals> {
   // on a sample (bounded cost) at open, and kept current by the housekeeping below.
   database.pragma('analysis_limit = 1000');
   database.pragma('optimize = 0x10002');
-  forgetQueueStatistics(database);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  forgetStatistics(database);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), plugins: [new LimitAsLiteral()] });
   const types: Record<ColumnKind, string> = { text: 'text', integer: 'integer', real: 'real', boolean: 'integer', blob: 'blob' };
   let checkpointer: Checkpointer | null = null;
   let unmark: (() => void) | null = null;
@@ -121,7 +149,7 @@ async function openSqlite(file: string): Promise<StoreInternals> {
       optimizer ??= setInterval(() => {
         try {
           database.pragma('optimize');
-          forgetQueueStatistics(database);
+          forgetStatistics(database);
         } catch (e) {
           onProblem(`cannot update the query planner's statistics: ${(e as Error).message}`);
         }
@@ -156,6 +184,28 @@ async function openSqlite(file: string): Promise<StoreInternals> {
       unmark?.();
     },
   };
+}
+
+/**
+ * A statement's LIMIT written into its SQL text instead of bound as a parameter. SQLite plans a
+ * `LIMIT ?` from the value bound to it, so it marks that parameter as one the plan depends on,
+ * and any new binding of it — every run of a cached statement rebinds all of its parameters,
+ * whatever their values — makes the next run parse and plan the statement again (measured with
+ * perf: every list page and every events poll was prepared anew). A literal limit keeps the
+ * statement prepared; a statement per distinct limit is what that costs. Only numbers from the
+ * program reach a LIMIT (page sizes, 1); anything else is left bound.
+ */
+export class LimitAsLiteral implements KyselyPlugin {
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    if (!SelectQueryNode.is(node) || !node.limit || !ValueNode.is(node.limit.limit) || node.limit.limit.immediate) return node;
+    const value = node.limit.limit.value;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return node;
+    return SelectQueryNode.cloneWithLimit(node, LimitNode.create(ValueNode.createImmediate(value)));
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
 }
 
 /**
