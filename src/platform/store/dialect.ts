@@ -98,9 +98,9 @@ const CONNECT_TIMEOUT_MS = 5000;
  *   assumes a large table and seeks, at every size.
  * - better-sqlite3 builds SQLite with SQLITE_ENABLE_STAT4, so ANALYZE also keeps samples of every
  *   index's values (sqlite_stat4). With samples, a prepared statement that compares a parameter
- *   to an indexed column is parsed and planned again at its next run whenever that parameter has
- *   a new value: a filtered list for another city re-prepared both of its statements on every
- *   request (7% of the list's server CPU in a perf profile). The plans of gatehouse's query
+ *   to an indexed column is parsed and planned again at its next run once that parameter is bound
+ *   again — and every run of a cached statement binds all of its parameters: a filtered list's
+ *   page and count were both prepared anew on every request. The plans of gatehouse's query
  *   shapes come from sqlite_stat1's averages alone (the index tests check them), so the samples
  *   go and a prepared statement stays prepared.
  */
@@ -190,12 +190,13 @@ async function openSqlite(file: string): Promise<StoreInternals> {
  * A statement's LIMIT written into its SQL text instead of bound as a parameter. SQLite plans a
  * `LIMIT ?` from the value bound to it, so it marks that parameter as one the plan depends on,
  * and any new binding of it — every run of a cached statement rebinds all of its parameters,
- * whatever their values — makes the next run parse and plan the statement again (measured with
- * perf: every list page and every events poll was prepared anew). A literal limit keeps the
+ * whatever their values — makes the next run parse and plan the statement again (perf: a third
+ * of a list page's SQLite time; the events feed's polls, the grants list and the job and webhook
+ * queues bind a LIMIT too). A literal limit keeps the
  * statement prepared; a statement per distinct limit is what that costs. Only numbers from the
  * program reach a LIMIT (page sizes, 1); anything else is left bound.
  */
-export class LimitAsLiteral implements KyselyPlugin {
+class LimitAsLiteral implements KyselyPlugin {
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
     if (!SelectQueryNode.is(node) || !node.limit || !ValueNode.is(node.limit.limit) || node.limit.limit.immediate) return node;
     const value = node.limit.limit.value;
