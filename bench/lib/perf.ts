@@ -7,13 +7,15 @@
 // Each gatehouse target is recorded during its measured seconds (not the warm-up), in every
 // round; the summary adds the rounds up and sorts the samples into categories.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Is `perf` on the PATH and allowed to sample another process? (perf_event_paranoid ≤ 1, or root) */
 export function perfProblem(): string | null {
   const probe = spawnSync('perf', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) return 'perf is not installed (Debian: apt-get install linux-perf)';
+  const paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim());
+  if (paranoid > 1 && process.getuid?.() !== 0) return `kernel.perf_event_paranoid is ${paranoid}: perf may not sample another process (run as root, or set it to 1)`;
   return null;
 }
 
@@ -23,18 +25,22 @@ export interface PerfRecording {
 
 /** Samples `pid` on CPU time from `delayMs` from now until stop(). */
 export function recordPerf(pid: number, file: string, delayMs: number): PerfRecording {
-  let child: ChildProcess | null = null;
-  let exited: Promise<void> = Promise.resolve();
+  let stopped: (() => Promise<void>) | null = null;
   const timer = setTimeout(() => {
-    child = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], { stdio: 'ignore' });
-    exited = new Promise((resolve) => child!.once('exit', () => resolve()));
+    const child: ChildProcess = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], { stdio: 'ignore' });
+    const ended = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve()); // no recording; summarizePerf reports the missing samples
+    });
+    stopped = () => {
+      child.kill('SIGINT'); // perf writes its file on SIGINT
+      return ended;
+    };
   }, delayMs);
   return {
     async stop() {
       clearTimeout(timer);
-      if (!child) return;
-      (child as ChildProcess).kill('SIGINT');
-      await exited;
+      await stopped?.();
     },
   };
 }
