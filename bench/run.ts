@@ -201,7 +201,8 @@ async function main(): Promise<void> {
     log(
       `  ${fmtInt(bulk.records)} records in ${bulk.seconds.toFixed(2)} s: ${fmtInt(bulk.recordsPerSecond)} records/s` +
         (bulk.serverCpuSeconds !== null ? `; server CPU ${bulk.serverCpuSeconds.toFixed(2)} s (${fmtInt(bulk.recordsPerCpuSecond ?? NaN)} records per CPU-second)` : '') +
-        `; loader CPU ${bulk.loaderCpuSeconds.toFixed(2)} s; load average ${os.loadavg()[0].toFixed(1)}`,
+        `; loader CPU ${bulk.loaderCpuSeconds.toFixed(2)} s; load average ${os.loadavg()[0].toFixed(1)}` +
+        (bulk.unavailable ? `; ${fmtInt(bulk.unavailable)} answers 503 waited out` : ''),
     );
     await gb.agent.close();
     await gb.server.stop();

@@ -59,12 +59,13 @@ export async function scaleBench(work: string, large: number, settings: LoadSett
     const g = await startGatehouse(dir, log, [], engine === 'postgres' ? await freshPgDatabase(`gatehouse_scale_${name}`) : undefined);
     const started = Date.now();
     let shown = -1;
-    await bulkLoad(g, count, 1000, 4, cpuSeconds, (done, total) => {
+    const loaded = await bulkLoad(g, count, 1000, 4, cpuSeconds, (done, total) => {
       const step = Math.floor((done / total) * 10);
       if (step !== shown) log(`  ${name}: ${fmtInt(done)}/${fmtInt(total)} zoos`);
       shown = step;
     }, zoo);
-    log(`  ${name}: ${fmtInt(count)} zoos in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    const waits = loaded.unavailable ? ` (${fmtInt(loaded.unavailable)} answers 503, waited out)` : '';
+    log(`  ${name}: ${fmtInt(count)} zoos in ${((Date.now() - started) / 1000).toFixed(0)} s${waits}`);
     servers[name] = g;
   }
   if (engine === 'postgres') {

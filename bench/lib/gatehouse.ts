@@ -286,6 +286,8 @@ export interface BulkLoad {
   recordsPerCpuSecond: number | null;
   /** This process's CPU time over the load (building and sending the arrays, polling the jobs). */
   loaderCpuSeconds: number;
+  /** 503 answers (overload or maintenance) waited out and retried after their Retry-After, as a client should. */
+  unavailable: number;
 }
 
 /**
@@ -312,20 +314,34 @@ export async function bulkLoad(
   const cpuBefore = cpuSeconds(g.server.pid);
   const loaderBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
+  let unavailable = 0;
+  // A 503 (the server's overload guard, maintenance) is waited out for its Retry-After, at most a
+  // second at a time; any other failure ends the load.
+  const waitedOut = async (status: number, headers: { get(name: string): string | null }) => {
+    if (status !== 503) return false;
+    unavailable++;
+    await new Promise((r) => setTimeout(r, Math.min(1000, 1000 * Number(headers.get('retry-after') ?? 1))));
+    return true;
+  };
   const worker = async () => {
     for (let i = next++; i < bodies.length; i = next++) {
-      const res = await fetch(`${g.server.url}/v1/zoos`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${g.token}`, accept: 'application/json', 'content-type': 'application/json' },
-        body: bodies[i],
-        dispatcher: g.agent,
-      });
-      const text = await res.text();
+      let res;
+      let text: string;
+      do {
+        res = await fetch(`${g.server.url}/v1/zoos`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${g.token}`, accept: 'application/json', 'content-type': 'application/json' },
+          body: bodies[i],
+          dispatcher: g.agent,
+        });
+        text = await res.text();
+      } while (await waitedOut(res.status, res.headers));
       if (res.status !== 202) throw new Error(`bulk POST /v1/zoos answered ${res.status}: ${text.slice(0, 300)}`);
       const location = res.headers.get('location')!;
       for (;;) {
         await new Promise((r) => setTimeout(r, 50));
         const r = await api(g, 'GET', location);
+        if (await waitedOut(r.status, r.headers)) continue;
         if (r.status !== 200) throw new Error(`GET ${location} answered ${r.status}: ${r.text.slice(0, 300)}`);
         if (r.body.status !== 'done') continue;
         if (r.body.succeeded !== r.body.total) throw new Error(`job ${location} created ${r.body.succeeded} of ${r.body.total} zoos: ${r.text.slice(0, 300)}`);
@@ -353,5 +369,6 @@ export async function bulkLoad(
     serverCpuSeconds,
     recordsPerCpuSecond: serverCpuSeconds ? count / serverCpuSeconds : null,
     loaderCpuSeconds: (loader.user + loader.system) / 1e6,
+    unavailable,
   };
 }

@@ -96,6 +96,14 @@ const CONNECT_TIMEOUT_MS = 5000;
  *   Statistics gathered while such a table was tiny ("1 row") make SQLite scan it whole instead of
  *   seeking its key — a read per event that grows with the table. Without statistics the planner
  *   assumes a large table and seeks, at every size.
+ * - The full-text search tables' shadow tables (FTS5's `_data`, `_idx`, `_content`, `_docsize`,
+ *   `_config`), for the same reason: ANALYZE at the first start sees `_data` with 2 rows, and
+ *   `PRAGMA optimize` never looks at it again (nothing the planner does uses an index of it). FTS5
+ *   then deletes the segments it has merged with `DELETE … WHERE id >= ? AND id <= ?`, which
+ *   SQLite planned as a scan of the whole table: a bulk load of a collection with `search` fields
+ *   slowed from 7 s to 27 s per 50,000 records by 800,000 records, and each write held the event
+ *   loop for up to half a second (docs/benchmarks.md). FTS5's statements are written for the
+ *   planner's defaults.
  * - better-sqlite3 builds SQLite with SQLITE_ENABLE_STAT4, so ANALYZE also keeps samples of every
  *   index's values (sqlite_stat4). With samples, a prepared statement that compares a parameter
  *   to an indexed column is parsed and planned again at its next run once that parameter is bound
@@ -103,15 +111,24 @@ const CONNECT_TIMEOUT_MS = 5000;
  *   page and count were both prepared anew on every request. The plans of gatehouse's query
  *   shapes come from sqlite_stat1's averages alone (the index tests check them), so the samples
  *   go and a prepared statement stays prepared.
+ *
+ * When anything was removed the connection reloads its schema (`PRAGMA writable_schema = RESET`,
+ * which also turns schema writing off, as it is): reloading the statistics alone (`ANALYZE
+ * sqlite_schema`) would keep the row count a table had in the removed row, and with it the scan.
  */
 const QUEUE_TABLES = ['events', 'webhook_deliveries', 'webhook_attempts'];
 export function forgetStatistics(database: import('better-sqlite3').Database): void {
   const tables = new Set((database.prepare("select name from sqlite_master where name in ('sqlite_stat1', 'sqlite_stat4')").all() as { name: string }[]).map((t) => t.name));
   let removed = 0;
   if (tables.has('sqlite_stat1'))
-    removed += database.prepare(`delete from sqlite_stat1 where tbl in (${QUEUE_TABLES.map(() => '?').join(', ')})`).run(...QUEUE_TABLES).changes;
+    removed += database
+      .prepare(
+        `delete from sqlite_stat1 where tbl in (${QUEUE_TABLES.map(() => '?').join(', ')})
+           or tbl in (select name from pragma_table_list where schema = 'main' and type = 'shadow')`,
+      )
+      .run(...QUEUE_TABLES).changes;
   if (tables.has('sqlite_stat4')) removed += database.prepare('delete from sqlite_stat4').run().changes;
-  if (removed > 0) database.exec('analyze sqlite_schema'); // reloads the statistics the planner uses
+  if (removed > 0) database.pragma('writable_schema = RESET'); // reloads the schema and the statistics the planner uses
 }
 
 export async function openStore(url: string): Promise<Store> {
@@ -127,6 +144,11 @@ async function openSqlite(file: string): Promise<StoreInternals> {
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
+  // Statement journals (a multi-row INSERT or a trigger inside a transaction keeps the pages it
+  // changes, to undo that statement alone) and temporary sorts stay in memory: past 64 KiB SQLite
+  // wrote them to a temporary file, page by page — 16% of the server's CPU in a bulk load at
+  // 800,000 records. They live for one statement.
+  database.pragma('temp_store = MEMORY');
   // The query planner chooses between a collection's indexes by their statistics: without them a
   // filtered list may walk a range index and sort instead of seeking its equality index. Gathered
   // on a sample (bounded cost) at open, and kept current by the housekeeping below.
@@ -147,6 +169,9 @@ async function openSqlite(file: string): Promise<StoreInternals> {
       // Statistics follow the data (a bulk load of a million rows changes what the best index is):
       // SQLite re-analyzes a table whose size changed tenfold; sampled, a few milliseconds.
       optimizer ??= setInterval(() => {
+        // Never inside a transaction that awaits something (its rollback would undo the removals,
+        // and the schema would be reloaded under it): the next minute will do.
+        if (database.inTransaction) return;
         try {
           database.pragma('optimize');
           forgetStatistics(database);
