@@ -167,7 +167,8 @@ async function openSqlite(file: string): Promise<StoreInternals> {
     runHousekeepingInBackground: (onProblem) => {
       if (file !== ':memory:' && !checkpointer) checkpointer = checkpointInBackground(database, path.resolve(file), onProblem);
       // Statistics follow the data (a bulk load of a million rows changes what the best index is):
-      // SQLite re-analyzes a table whose size changed tenfold; sampled, a few milliseconds.
+      // SQLite re-analyzes a table whose size changed tenfold, on a sample — yet on the event
+      // loop: ~0.4 s for a collection of 400,000 records with seven indexes, once per tenfold growth.
       optimizer ??= setInterval(() => {
         // Never inside a transaction that awaits something (its rollback would undo the removals,
         // and the schema would be reloaded under it): the next minute will do.

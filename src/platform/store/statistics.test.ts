@@ -1,6 +1,6 @@
 // What the SQLite store removes from ANALYZE's statistics when it opens (and after every
-// ANALYZE it runs): the queue tables' and the search tables' rows and the value samples that make SQLite re-plan a
-// statement whenever its parameters change (dialect.ts, forgetStatistics).
+// ANALYZE it runs): the queue tables' and the search tables' rows, and the value samples that
+// make SQLite re-plan a statement whenever its parameters change (dialect.ts, forgetStatistics).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
