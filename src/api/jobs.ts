@@ -36,14 +36,21 @@ export class Jobs {
   private timer: NodeJS.Timeout | null = null;
   private running = new Set<string>();
   private stopping = false;
-  /** The jobs of this process take turns, one chunk at a time, the event loop turning in between. */
-  private readonly turns = new Turns();
+  /**
+   * The jobs of this process take turns, the event loop turning before each chunk. On SQLite a
+   * chunk's statements run on the event loop itself: one chunk at a time. On PostgreSQL a chunk
+   * waits on the database and the event loop stays free: every job's chunks run as they come, in
+   * parallel on the pool, as before.
+   */
+  private readonly turns: Turns;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly records: Records,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.turns = new Turns(ctx.store.engine === 'sqlite' ? 1 : Number.POSITIVE_INFINITY);
+  }
 
   async submit(address: Address, caller: Caller, items: unknown[]): Promise<JobRow> {
     if (items.length === 0) throw badRequest('An empty array creates nothing', { body: 'must contain at least one record' });

@@ -50,3 +50,20 @@ test('a piece that fails fails its caller only; the next runs', async () => {
   await assert.rejects(failed, /boom/);
   assert.equal(await next, 'ran');
 });
+
+test('a width of 2 runs two pieces at once, never three, starting them in the order queued', async () => {
+  const turns = new Turns(2);
+  let now = 0;
+  let most = 0;
+  const started: string[] = [];
+  const piece = (name: string) => async () => {
+    started.push(name);
+    most = Math.max(most, ++now);
+    await new Promise((r) => setTimeout(r, 5));
+    now--;
+  };
+  await Promise.all(['a', 'b', 'c', 'd', 'e'].map((n) => turns.take(piece(n))));
+  assert.equal(most, 2);
+  assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e']);
+  assert.throws(() => new Turns(0), /at least 1/);
+});
