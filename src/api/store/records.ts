@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type { CollectionModel } from '../../contract/collections.js';
 import { compiledOnce, count, sqlOf, statementCache, type On } from '../../platform/store/sql.js';
-import type { Store } from '../../platform/store/dialect.js';
+import { literalLimit, type Store } from '../../platform/store/dialect.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 import { deleteAttachmentsOf } from './attachments.js';
 import { isSystemSortField } from '../../platform/config/record-fields.js';
@@ -177,8 +177,9 @@ function valuesAndShape(store: Store, model: CollectionModel, q: RowQuery) {
 type Slots = ReturnType<typeof valuesAndShape>['slots'];
 
 function limitValue(limit: number): number {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`a page size must be a whole number, not ${limit}`);
-  return limit;
+  const literal = literalLimit(limit);
+  if (literal === null) throw new Error(`a page size must be a whole number, not ${limit}`);
+  return literal;
 }
 
 function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: RowQuery, slots: Slots, sort: SortKey[]) {

@@ -213,6 +213,14 @@ async function openSqlite(file: string): Promise<StoreInternals> {
 }
 
 /**
+ * A LIMIT that may be written into SQL text (see LimitAsLiteral): a whole number, at least 0, as
+ * the program's page sizes are; null for any other value, which stays bound.
+ */
+export function literalLimit(value: unknown): number | null {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/**
  * A statement's LIMIT written into its SQL text instead of bound as a parameter. SQLite plans a
  * `LIMIT ?` from the value bound to it, so it marks that parameter as one the plan depends on,
  * and any new binding of it — every run of a cached statement rebinds all of its parameters,
@@ -225,8 +233,8 @@ async function openSqlite(file: string): Promise<StoreInternals> {
 class LimitAsLiteral implements KyselyPlugin {
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
     if (!SelectQueryNode.is(node) || !node.limit || !ValueNode.is(node.limit.limit) || node.limit.limit.immediate) return node;
-    const value = node.limit.limit.value;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return node;
+    const value = literalLimit(node.limit.limit.value);
+    if (value === null) return node;
     return SelectQueryNode.cloneWithLimit(node, LimitNode.create(ValueNode.createImmediate(value)));
   }
 
