@@ -1,11 +1,10 @@
-// One measurement: autocannon (programmatic, in this process) against one server process, with
-// a warm-up first. Throughput counts 2xx responses only, so a server answering errors (429,
+// One measurement: autocannon (in worker threads, load-worker.mjs) against one server process,
+// a warm-up first on the same connections. Throughput counts 2xx responses only, so a server answering errors (429,
 // 503, 401...) never looks fast; latency percentiles are computed here from every 2xx response
 // time (autocannon's own histogram rounds to whole milliseconds). CPU time of the server
 // process (from /proc) and of this process tells who was the bottleneck.
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import autocannon from 'autocannon';
 
 export interface LoadSettings {
   connections: number;
@@ -66,60 +65,6 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function run(work: Workload, settings: LoadSettings, seconds: number, onLatency?: (ms: number) => void) {
-  let next = 0;
-  const { paths } = work;
-  return new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: work.url,
-        connections: settings.connections,
-        pipelining: settings.pipelining,
-        duration: seconds,
-        requests: [
-          {
-            method: work.method,
-            headers: work.headers,
-            body: work.body,
-            setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }),
-          },
-        ],
-      },
-      (err, result) => (err ? reject(err) : resolve(result)),
-    );
-    if (onLatency)
-      instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-        if (statusCode >= 200 && statusCode < 300) onLatency(responseTime);
-      });
-  });
-}
-
-export async function measure(work: Workload, settings: LoadSettings, serverPid: number): Promise<Sample> {
-  if ((settings.loaders ?? 1) > 1) return measureWithWorkers(work, settings, serverPid);
-  if (settings.warmup > 0) await run(work, settings, settings.warmup);
-  const latencies: number[] = [];
-  const serverBefore = cpuSeconds(serverPid);
-  const loaderBefore = process.cpuUsage();
-  const started = process.hrtime.bigint();
-  const result = await run(work, settings, settings.duration, (ms) => latencies.push(ms));
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  const serverAfter = cpuSeconds(serverPid);
-  const loader = process.cpuUsage(loaderBefore);
-  const statusCodes: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count;
-  return sample({
-    ok: result['2xx'],
-    duration: result.duration,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    statusCodes,
-    latencies: Float64Array.from(latencies),
-    serverSeconds: serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore,
-    loaderSeconds: (loader.user + loader.system) / 1e6,
-    elapsed,
-  });
-}
-
 interface WorkerResult {
   ok: number;
   duration: number;
@@ -129,9 +74,13 @@ interface WorkerResult {
   latencies: Float64Array;
 }
 
-/** The same measurement with the load from `settings.loaders` worker threads at once. */
-async function measureWithWorkers(work: Workload, settings: LoadSettings, serverPid: number): Promise<Sample> {
-  const count = Math.min(settings.loaders ?? 1, settings.connections);
+/**
+ * One measurement, the load from `settings.loaders` worker threads (one at least): a warm-up and
+ * then the measured seconds, on the same connections (see load-worker.mjs). The server's CPU time
+ * is read when the first worker starts counting and when the last one ends.
+ */
+export async function measure(work: Workload, settings: LoadSettings, serverPid: number): Promise<Sample> {
+  const count = Math.max(1, Math.min(settings.loaders ?? 1, settings.connections));
   const workers = Array.from(
     { length: count },
     (_, i) =>
@@ -145,26 +94,33 @@ async function measureWithWorkers(work: Workload, settings: LoadSettings, server
         },
       }),
   );
-  const runAll = (seconds: number, collect: boolean) =>
-    Promise.all(
+  let serverBefore: number | null = null;
+  let loaderBefore: NodeJS.CpuUsage | null = null;
+  let started = 0n;
+  const window = () => {
+    if (loaderBefore) return;
+    serverBefore = cpuSeconds(serverPid);
+    loaderBefore = process.cpuUsage(); // every thread of this process
+    started = process.hrtime.bigint();
+  };
+  try {
+    const results = await Promise.all(
       workers.map(
         (w) =>
           new Promise<WorkerResult>((resolve, reject) => {
-            w.once('message', (m: { result?: WorkerResult; error?: string }) => (m.result ? resolve(m.result) : reject(new Error(m.error))));
+            w.on('message', (m: { measuring?: true; result?: WorkerResult; error?: string }) => {
+              if (m.measuring) window();
+              else if (m.result) resolve(m.result);
+              else reject(new Error(m.error));
+            });
             w.once('error', reject);
-            w.postMessage({ seconds, collect });
+            w.postMessage({ warmup: settings.warmup, seconds: settings.duration });
           }),
       ),
     );
-  try {
-    if (settings.warmup > 0) await runAll(settings.warmup, false);
-    const serverBefore = cpuSeconds(serverPid);
-    const loaderBefore = process.cpuUsage(); // every thread of this process
-    const started = process.hrtime.bigint();
-    const results = await runAll(settings.duration, true);
     const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
     const serverAfter = cpuSeconds(serverPid);
-    const loader = process.cpuUsage(loaderBefore);
+    const loader = process.cpuUsage(loaderBefore!);
     const statusCodes: Record<string, number> = {};
     for (const r of results) for (const [code, n] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
     const latencies = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0));
