@@ -1,15 +1,19 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import underPressure from '@fastify/under-pressure';
 import type { AppContext } from '../contract/context.js';
 import { readMaintenance, type Maintenance } from '../platform/store/settings.js';
 import { OAuthError, serviceUnavailable } from '../platform/http/errors.js';
 import { sendError } from '../platform/http/error-handler.js';
+import { TurnGate } from '../platform/http/turn-gate.js';
 
 // 503 for maintenance (a switch in the database, seen by every instance within a second) and
-// for overload (event loop saturated). /health always answers and reports both.
+// for overload (event loop saturated, or requests waiting too long for their turn). /health
+// always answers, at once, and reports both.
 
 const POLL_MS = 1000;
 export const MAINTENANCE_RETRY_AFTER = 60;
+/** Request work per turn of the event loop before further requests wait for a later turn. */
+const DEFAULT_TURN_BUDGET_MS = 20;
 
 export interface AvailabilityState {
   maintenance: Maintenance;
@@ -28,24 +32,39 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   app.addHook('onClose', async () => clearInterval(timer));
 
   const authPrefix = `${ctx.config.basePath}${ctx.config.auth.path}/`;
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!state.maintenance.on || request.routeOptions.config?.alwaysAvailable === true) return done();
+  const inMaintenance = (request: FastifyRequest) => {
     const detail = { service: 'maintenance mode is on' };
     // The authorization endpoints answer in RFC 6749's error shape (temporarily_unavailable).
     if (ctx.config.servesAuth && request.url.startsWith(authPrefix))
-      return done(new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) }));
-    done(serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail));
-  });
+      return new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) });
+    return serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail);
+  };
+  const alwaysAvailable = (request: FastifyRequest) => request.routeOptions.config?.alwaysAvailable === true;
 
+  const maxDelay = Number(process.env.GATEHOUSE_MAX_EVENT_LOOP_DELAY ?? 1000);
   await app.register(underPressure, {
-    maxEventLoopDelay: Number(process.env.GATEHOUSE_MAX_EVENT_LOOP_DELAY ?? 1000),
+    maxEventLoopDelay: maxDelay,
     retryAfter: 10,
     exposeStatusRoute: false,
     pressureHandler: (request, reply, type) => {
-      if (request.routeOptions.config?.alwaysAvailable === true) return;
+      if (alwaysAvailable(request)) return;
       sendError(reply, serviceUnavailable(10, 'The server is overloaded, retry later', { service: `overloaded (${type})` }));
     },
   });
-  state.overloaded = () => app.isUnderPressure();
+
+  // Requests take turns once a turn of the event loop has run its budget (turn-gate.ts), so that
+  // a saturated server still accepts connections. A request's wait then shows in the gate rather
+  // than as event-loop delay: one that has waited longer than the delay limit means overload.
+  // /health and the other always-available routes never wait.
+  const budget = Number(process.env.GATEHOUSE_TURN_BUDGET_MS ?? DEFAULT_TURN_BUDGET_MS);
+  const gate = budget > 0 ? new TurnGate(budget) : null;
+  const queueOverloaded = () => gate !== null && gate.oldestWait() > maxDelay;
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (state.maintenance.on && !alwaysAvailable(request)) return done(inMaintenance(request));
+    if (gate === null || gate.admit() || alwaysAvailable(request)) return done();
+    if (queueOverloaded()) return done(serviceUnavailable(10, 'The server is overloaded, retry later', { service: 'overloaded (queue)' }));
+    void gate.wait().then(() => done());
+  });
+  state.overloaded = () => app.isUnderPressure() || queueOverloaded();
   return state;
 }

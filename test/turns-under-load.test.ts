@@ -1,0 +1,119 @@
+// A saturated server keeps accepting connections (src/platform/http/turn-gate.ts). libuv accepts
+// one connection per turn of the event loop; without the gate a turn runs every request in
+// flight, so while 60 connections keep the server busy with pages of 100 records, new clients
+// wait one such turn each for their connection. With it, a turn runs a few milliseconds of
+// requests and the next connection is accepted. Nothing is lost either way; /health answers at
+// once; requests that wait too long for their turn are 503 "overloaded (queue)".
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import tls from 'node:tls';
+import { Agent, request } from 'undici';
+import { startServer, type TestServer } from './helpers/server.js';
+import { apiClient } from './helpers/tokens.js';
+
+const CONNECTIONS = 60;
+const PAGE = '/v1/zoos?limit=100';
+
+async function seeded(env: Record<string, string>): Promise<{ server: TestServer; token: string }> {
+  const server = await startServer({ env, config: { api: { rateLimit: { max: 1_000_000_000 } } } });
+  const api = await apiClient(server, 'busy');
+  const job = await api.json('POST', '/v1/zoos', Array.from({ length: 1000 }, (_, i) => ({ name: `Zoo ${i}`, city: `City ${i % 20}`, founded: 1800 + (i % 200) })));
+  assert.equal(job.status, 202, job.text);
+  for (const until = Date.now() + 30_000; ; ) {
+    const state = await api.json('GET', job.headers.get('location')!);
+    if (state.body.status === 'done') break;
+    assert.ok(Date.now() < until, 'the bulk job ended');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { server, token: api.token };
+}
+
+/** Keeps `CONNECTIONS` requests in flight until `stop` resolves; counts the answers by status. */
+function busy(server: TestServer, token: string, target: string, stop: Promise<void>) {
+  const agent = new Agent({ connect: { ca: server.ca }, connections: CONNECTIONS });
+  const statuses = new Map<number, number>();
+  const bodies: string[] = [];
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  const loops = Array.from({ length: CONNECTIONS }, async () => {
+    while (!stopped) {
+      const res = await request(server.url + target, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, dispatcher: agent });
+      const text = await res.body.text();
+      statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
+      if (res.statusCode !== 200 && bodies.length < 5) bodies.push(text);
+    }
+  });
+  return { statuses, bodies, done: Promise.all(loops).finally(() => agent.close()) };
+}
+
+/** Milliseconds until each of `n` new TLS connections, opened at once, has finished its handshake. */
+function newConnections(server: TestServer, n: number): Promise<number[]> {
+  const { hostname, port } = new URL(server.url);
+  const started = performance.now();
+  return Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<number>((resolve, reject) => {
+          const socket = tls.connect({ host: hostname, port: Number(port), ca: server.ca, servername: 'localhost' }, () => {
+            resolve(performance.now() - started);
+            socket.destroy();
+          });
+          socket.once('error', reject);
+        }),
+    ),
+  );
+}
+
+async function handshakesUnderLoad(budget: string): Promise<number> {
+  const { server, token } = await seeded({ GATEHOUSE_TURN_BUDGET_MS: budget });
+  let stop!: () => void;
+  const load = busy(server, token, PAGE, new Promise<void>((r) => (stop = r)));
+  try {
+    // Long enough for every connection to be open and for the gate to have measured a request.
+    await new Promise((r) => setTimeout(r, 2500));
+    const times = await newConnections(server, 10);
+    const health = await server.fetch('/health');
+    assert.equal(health.status, 200);
+    stop();
+    await load.done;
+    assert.deepEqual([...load.statuses.keys()], [200], `every request answered 200: ${load.bodies.join(' | ')}`);
+    return Math.max(...times);
+  } finally {
+    stop();
+    await server.cleanup();
+  }
+}
+
+test('new connections are accepted within a few turns while 60 connections keep the server busy; every request is answered', async (t) => {
+  const ungated = await handshakesUnderLoad('0');
+  const gated = await handshakesUnderLoad('2');
+  t.diagnostic(`10 new connections open after ${gated.toFixed(0)} ms with turns of 2 ms, ${ungated.toFixed(0)} ms without`);
+  assert.ok(gated < ungated / 3, `10 new connections: all open after ${gated.toFixed(0)} ms with turns of 2 ms, ${ungated.toFixed(0)} ms without`);
+});
+
+test('requests that wait for their turn longer than the delay limit are 503 "overloaded (queue)" with Retry-After; /health answers', async () => {
+  const { server, token } = await seeded({ GATEHOUSE_TURN_BUDGET_MS: '2', GATEHOUSE_MAX_EVENT_LOOP_DELAY: '40' });
+  let stop!: () => void;
+  const load = busy(server, token, PAGE, new Promise<void>((r) => (stop = r)));
+  try {
+    let refused: { status: number; body: any; retryAfter: string | null } | null = null;
+    for (const until = Date.now() + 20_000; !refused && Date.now() < until; ) {
+      const res = await server.fetch(PAGE, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+      const body = await res.json().catch(() => null);
+      if (res.status === 503 && /queue/.test(body?.detail?.service ?? '')) refused = { status: res.status, body, retryAfter: res.headers.get('retry-after') };
+      else assert.ok(res.status === 200 || res.status === 503, `status ${res.status}`);
+    }
+    assert.ok(refused, 'a request waited past 40 ms and was refused');
+    assert.equal(refused.body.detail.service, 'overloaded (queue)');
+    assert.ok(Number(refused.retryAfter) > 0, 'Retry-After');
+    const health = await server.fetch('/health');
+    assert.equal(health.status, 200);
+  } finally {
+    stop();
+    await load.done;
+    await server.cleanup();
+  }
+  const answered = [...load.statuses.keys()].sort();
+  assert.ok(answered.every((s) => s === 200 || s === 503), `only 200 and 503: ${answered}`);
+});
