@@ -118,6 +118,7 @@ test('requests by route template, durations, tokens, failed logins, quota 429s, 
     'gatehouse_login_failures_total counter',
     'gatehouse_db_pool_max_connections gauge',
     'gatehouse_db_pool_open_connections gauge',
+    'gatehouse_requests_waiting gauge',
     'process_cpu_user_seconds_total counter',
     'nodejs_eventloop_lag_seconds gauge',
   ])
@@ -149,6 +150,7 @@ test('requests by route template, durations, tokens, failed logins, quota 429s, 
   assert.equal(sample(text, 'gatehouse_quota_rejections_total'), 1);
   assert.equal(sample(text, 'gatehouse_db_pool_max_connections{engine="sqlite"}'), 1);
   assert.equal(sample(text, 'gatehouse_db_pool_open_connections{engine="sqlite"}'), 1);
+  assert.equal(sample(text, 'gatehouse_requests_waiting'), 0, 'nothing waits for a turn on an idle server');
 });
 
 test('without a metrics port nothing but the HTTPS port listens', async () => {

@@ -1,29 +1,32 @@
 // A saturated server keeps accepting connections (src/platform/http/turn-gate.ts). libuv accepts
 // one connection per turn of the event loop; without the gate a turn runs every request in
-// flight, so while 60 connections keep the server busy with pages of 100 records, new clients
-// wait one such turn each for their connection. With it, a turn runs a few milliseconds of
+// flight, so while 60 connections keep the server busy with searches that read every record (a
+// substring no record has: each is a scan of 5,000 rows and a small answer), new clients wait
+// one such turn each for their connection. With it, a turn runs a few milliseconds of
 // requests and the next connection is accepted. Nothing is lost either way; /health answers at
 // once; requests that wait too long for their turn are 503 "overloaded (queue)".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
-import { startServer, type TestServer } from './helpers/server.js';
+import { freePort, startServer, type TestServer } from './helpers/server.js';
 import { apiClient } from './helpers/tokens.js';
 
 const CONNECTIONS = 60;
-const PAGE = '/v1/zoos?limit=100';
+const SCAN = '/v1/zoos?name%5Bcontains%5D=qqq&limit=1';
 
-async function seeded(env: Record<string, string>): Promise<{ server: TestServer; token: string }> {
-  const server = await startServer({ env, config: { api: { rateLimit: { max: 1_000_000_000 } } } });
+async function seeded(env: Record<string, string>, args: string[] = []): Promise<{ server: TestServer; token: string }> {
+  const server = await startServer({ env, args, config: { api: { rateLimit: { max: 1_000_000_000 } } } });
   const api = await apiClient(server, 'busy');
-  const job = await api.json('POST', '/v1/zoos', Array.from({ length: 1000 }, (_, i) => ({ name: `Zoo ${i}`, city: `City ${i % 20}`, founded: 1800 + (i % 200) })));
-  assert.equal(job.status, 202, job.text);
-  for (const until = Date.now() + 30_000; ; ) {
-    const state = await api.json('GET', job.headers.get('location')!);
-    if (state.body.status === 'done') break;
-    assert.ok(Date.now() < until, 'the bulk job ended');
-    await new Promise((r) => setTimeout(r, 50));
+  for (let k = 0; k < 5; k++) {
+    const job = await api.json('POST', '/v1/zoos', Array.from({ length: 1000 }, (_, i) => ({ name: `Zoo ${k * 1000 + i}`, city: `City ${i % 20}`, founded: 1800 + (i % 200) })));
+    assert.equal(job.status, 202, job.text);
+    for (const until = Date.now() + 30_000; ; ) {
+      const state = await api.json('GET', job.headers.get('location')!);
+      if (state.body.status === 'done') break;
+      assert.ok(Date.now() < until, 'the bulk job ended');
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
   return { server, token: api.token };
 }
@@ -68,7 +71,7 @@ function newConnections(server: TestServer, n: number): Promise<number[]> {
 async function handshakesUnderLoad(budget: string): Promise<number> {
   const { server, token } = await seeded({ GATEHOUSE_TURN_BUDGET_MS: budget });
   let stop!: () => void;
-  const load = busy(server, token, PAGE, new Promise<void>((r) => (stop = r)));
+  const load = busy(server, token, SCAN, new Promise<void>((r) => (stop = r)));
   try {
     // Long enough for every connection to be open and for the gate to have measured a request.
     await new Promise((r) => setTimeout(r, 2500));
@@ -92,14 +95,20 @@ test('new connections are accepted within a few turns while 60 connections keep 
   assert.ok(gated < ungated / 3, `10 new connections: all open after ${gated.toFixed(0)} ms with turns of 2 ms, ${ungated.toFixed(0)} ms without`);
 });
 
-test('requests that wait for their turn longer than the delay limit are 503 "overloaded (queue)" with Retry-After; /health answers', async () => {
-  const { server, token } = await seeded({ GATEHOUSE_TURN_BUDGET_MS: '2', GATEHOUSE_MAX_EVENT_LOOP_DELAY: '40' });
+test('requests that wait for their turn longer than the delay limit are 503 "overloaded (queue)" with Retry-After; /health answers; the waiting show in the metrics', async () => {
+  const metricsPort = await freePort();
+  const { server, token } = await seeded({ GATEHOUSE_TURN_BUDGET_MS: '2', GATEHOUSE_MAX_EVENT_LOOP_DELAY: '40' }, ['--metrics-port', String(metricsPort)]);
+  const waiting = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return Number(/^gatehouse_requests_waiting (\S+)$/m.exec(text)?.[1]);
+  };
+  assert.equal(await waiting(), 0, 'nothing waits before the load');
   let stop!: () => void;
-  const load = busy(server, token, PAGE, new Promise<void>((r) => (stop = r)));
+  const load = busy(server, token, SCAN, new Promise<void>((r) => (stop = r)));
   try {
     let refused: { status: number; body: any; retryAfter: string | null } | null = null;
     for (const until = Date.now() + 20_000; !refused && Date.now() < until; ) {
-      const res = await server.fetch(PAGE, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+      const res = await server.fetch(SCAN, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
       const body = await res.json().catch(() => null);
       if (res.status === 503 && /queue/.test(body?.detail?.service ?? '')) refused = { status: res.status, body, retryAfter: res.headers.get('retry-after') };
       else assert.ok(res.status === 200 || res.status === 503, `status ${res.status}`);
@@ -109,6 +118,12 @@ test('requests that wait for their turn longer than the delay limit are 503 "ove
     assert.ok(Number(refused.retryAfter) > 0, 'Retry-After');
     const health = await server.fetch('/health');
     assert.equal(health.status, 200);
+    let most = 0;
+    for (let i = 0; i < 20; i++) most = Math.max(most, await waiting());
+    assert.ok(most > 0, 'requests waiting for a turn are counted');
+    stop();
+    await load.done;
+    assert.equal(await waiting(), 0, 'none once the load is over');
   } finally {
     stop();
     await load.done;

@@ -70,6 +70,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
   registerJsonParser(app);
   registerHttpPolicy(app, config);
   const availability = await registerAvailability(app, ctx);
+  options.metrics?.countWaiting(availability.waiting);
   await registerCors(
     app,
     {

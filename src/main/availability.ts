@@ -18,10 +18,12 @@ const DEFAULT_TURN_BUDGET_MS = 20;
 export interface AvailabilityState {
   maintenance: Maintenance;
   overloaded: () => boolean;
+  /** Requests waiting for a turn of the event loop. */
+  waiting: () => number;
 }
 
 export async function registerAvailability(app: FastifyInstance, ctx: AppContext): Promise<AvailabilityState> {
-  const state: AvailabilityState = { maintenance: await readMaintenance(ctx.store), overloaded: () => false };
+  const state: AvailabilityState = { maintenance: await readMaintenance(ctx.store), overloaded: () => false, waiting: () => 0 };
   const timer = setInterval(() => {
     readMaintenance(ctx.store).then(
       (m) => (state.maintenance = m),
@@ -66,5 +68,6 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
     void gate.wait().then(() => done());
   });
   state.overloaded = () => app.isUnderPressure() || queueOverloaded();
+  if (gate) state.waiting = () => gate.queued;
   return state;
 }

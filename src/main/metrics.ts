@@ -159,7 +159,23 @@ export class ServerMetrics {
     pool('gatehouse_db_pool_idle_connections', 'Open connections not in use (PostgreSQL only)', (s) => s.idle);
     pool('gatehouse_db_pool_waiting_queries', 'Queries waiting for a free connection (PostgreSQL only)', (s) => s.waiting);
 
+    const metrics = this;
+    new Gauge({
+      name: 'gatehouse_requests_waiting',
+      help: 'Requests waiting for a turn of the event loop (GATEHOUSE_TURN_BUDGET_MS): the process is saturated while above 0',
+      registers,
+      collect() {
+        this.set(metrics.waiting());
+      },
+    });
     collectDefaultMetrics({ register: registry });
+  }
+
+  /** Requests waiting for a turn: the availability hooks' gate tells (countWaiting). */
+  private waiting: () => number = () => 0;
+
+  countWaiting(waiting: () => number): void {
+    this.waiting = waiting;
   }
 
   /** The one per-request hook: route template (never the raw URL), method, status and duration. */
