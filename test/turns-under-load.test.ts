@@ -9,7 +9,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
-import { freePort, startServer, type TestServer } from './helpers/server.js';
+import { freePort, runCli, startServer, tempDir, type TestServer } from './helpers/server.js';
+import { rmSync } from 'node:fs';
 import { apiClient } from './helpers/tokens.js';
 
 const CONNECTIONS = 60;
@@ -131,4 +132,23 @@ test('requests that wait for their turn longer than the delay limit are 503 "ove
   }
   const answered = [...load.statuses.keys()].sort();
   assert.ok(answered.every((s) => s === 200 || s === 503), `only 200 and 503: ${answered}`);
+});
+
+test('a turn budget or delay limit that is not a number of milliseconds stops the server at start with exit 2; empty means the default', async () => {
+  const dir = tempDir();
+  try {
+    for (const [name, value] of [['GATEHOUSE_TURN_BUDGET_MS', 'abc'], ['GATEHOUSE_TURN_BUDGET_MS', '-1'], ['GATEHOUSE_MAX_EVENT_LOOP_DELAY', '1s']]) {
+      const r = runCli(['serve', '--data-dir', dir, '--port', '0'], { env: { [name]: value } });
+      assert.equal(r.status, 2, `${name}=${value}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^gatehouse: invalid config environment: ${name}: must be a number of milliseconds \\(0 or more\\)\\n$`));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const server = await startServer({ env: { GATEHOUSE_TURN_BUDGET_MS: '', GATEHOUSE_MAX_EVENT_LOOP_DELAY: '' } });
+  try {
+    assert.equal((await server.fetch('/health')).status, 200);
+  } finally {
+    await server.cleanup();
+  }
 });

@@ -5,6 +5,7 @@ import { readMaintenance, type Maintenance } from '../platform/store/settings.js
 import { OAuthError, serviceUnavailable } from '../platform/http/errors.js';
 import { sendError } from '../platform/http/error-handler.js';
 import { TurnGate } from '../platform/http/turn-gate.js';
+import { ConfigError } from '../platform/config/load.js';
 
 // 503 for maintenance (a switch in the database, seen by every instance within a second) and
 // for overload (event loop saturated, or requests waiting too long for their turn). /health
@@ -14,6 +15,15 @@ const POLL_MS = 1000;
 export const MAINTENANCE_RETRY_AFTER = 60;
 /** Request work per turn of the event loop before further requests wait for a later turn. */
 const DEFAULT_TURN_BUDGET_MS = 20;
+
+/** A number of milliseconds from the environment; unset or empty: the default. */
+function millisecondsFromEnv(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const ms = Number(text);
+  if (!Number.isFinite(ms) || ms < 0) throw new ConfigError('environment', name, 'must be a number of milliseconds (0 or more)');
+  return ms;
+}
 
 export interface AvailabilityState {
   maintenance: Maintenance;
@@ -43,7 +53,7 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   };
   const alwaysAvailable = (request: FastifyRequest) => request.routeOptions.config?.alwaysAvailable === true;
 
-  const maxDelay = Number(process.env.GATEHOUSE_MAX_EVENT_LOOP_DELAY ?? 1000);
+  const maxDelay = millisecondsFromEnv('GATEHOUSE_MAX_EVENT_LOOP_DELAY', 1000);
   await app.register(underPressure, {
     maxEventLoopDelay: maxDelay,
     retryAfter: 10,
@@ -58,7 +68,7 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   // a saturated server still accepts connections. A request's wait then shows in the gate rather
   // than as event-loop delay: one that has waited longer than the delay limit means overload.
   // /health and the other always-available routes never wait.
-  const budget = Number(process.env.GATEHOUSE_TURN_BUDGET_MS ?? DEFAULT_TURN_BUDGET_MS);
+  const budget = millisecondsFromEnv('GATEHOUSE_TURN_BUDGET_MS', DEFAULT_TURN_BUDGET_MS);
   const gate = budget > 0 ? new TurnGate(budget) : null;
   const queueOverloaded = () => gate !== null && gate.oldestWait() > maxDelay;
   app.addHook('onRequest', (request, _reply, done) => {

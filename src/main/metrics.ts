@@ -98,6 +98,7 @@ export class ServerMetrics {
   private readonly tally = new RequestTally();
   private readonly detach: (() => void)[] = [];
   private server: http.Server | null = null;
+  private waiting: () => number = () => 0;
 
   constructor(ctx: AppContext) {
     const { registry, tally } = this;
@@ -159,21 +160,16 @@ export class ServerMetrics {
     pool('gatehouse_db_pool_idle_connections', 'Open connections not in use (PostgreSQL only)', (s) => s.idle);
     pool('gatehouse_db_pool_waiting_queries', 'Queries waiting for a free connection (PostgreSQL only)', (s) => s.waiting);
 
-    const metrics = this;
-    new Gauge({
+    const waiting: Gauge = new Gauge({
       name: 'gatehouse_requests_waiting',
       help: 'Requests waiting for a turn of the event loop (GATEHOUSE_TURN_BUDGET_MS): the process is saturated while above 0',
       registers,
-      collect() {
-        this.set(metrics.waiting());
-      },
+      collect: () => waiting.set(this.waiting()),
     });
     collectDefaultMetrics({ register: registry });
   }
 
-  /** Requests waiting for a turn: the availability hooks' gate tells (countWaiting). */
-  private waiting: () => number = () => 0;
-
+  /** Requests waiting for a turn of the event loop: the availability hooks' gate tells. */
   countWaiting(waiting: () => number): void {
     this.waiting = waiting;
   }
