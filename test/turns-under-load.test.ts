@@ -7,7 +7,7 @@
 // once; requests that wait too long for their turn are 503 "overloaded (queue)".
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import { freePort, runCli, startServer, tempDir, type TestServer } from './helpers/server.js';
@@ -144,7 +144,7 @@ test('requests that wait for their turn longer than the delay limit are 503 "ove
   assert.ok(!load.bodies.some((b) => b.startsWith('socket error')), load.bodies.join(' | '));
 });
 
-test('a turn budget or delay limit that is not a number of milliseconds stops the server at start with exit 2; empty means the default', async () => {
+test('a turn budget or delay limit that is not a number of milliseconds stops the server at start with exit 2, before it creates anything; empty means the default', async () => {
   const dir = tempDir();
   try {
     for (const [name, value] of [['GATEHOUSE_TURN_BUDGET_MS', 'abc'], ['GATEHOUSE_TURN_BUDGET_MS', '-1'], ['GATEHOUSE_MAX_EVENT_LOOP_DELAY', '1s']]) {
@@ -152,6 +152,7 @@ test('a turn budget or delay limit that is not a number of milliseconds stops th
       assert.equal(r.status, 2, `${name}=${value}: ${r.stderr}`);
       assert.match(r.stderr, new RegExp(`^gatehouse: invalid config environment: ${name}: must be a number of milliseconds \\(0 or more\\)\\n$`));
     }
+    assert.deepEqual(readdirSync(dir), [], 'no database, no certificate');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

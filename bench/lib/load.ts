@@ -1,7 +1,7 @@
 // One measurement: autocannon (in worker threads, load-worker.mjs) against one server process,
-// a warm-up first on the same connections. Throughput counts 2xx responses only, so a server answering errors (429,
-// 503, 401...) never looks fast; latency percentiles are computed here from every 2xx response
-// time (autocannon's own histogram rounds to whole milliseconds). CPU time of the server
+// a warm-up first on the same connections. Throughput counts 2xx responses only, so a server
+// answering errors (429, 503, 401...) never looks fast; latency percentiles are computed here
+// from every 2xx response time (autocannon's own histogram rounds to whole milliseconds). CPU time of the server
 // process (from /proc) and of this process tells who was the bottleneck.
 import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';

@@ -5,7 +5,6 @@ import { readMaintenance, type Maintenance } from '../platform/store/settings.js
 import { OAuthError, serviceUnavailable } from '../platform/http/errors.js';
 import { sendError } from '../platform/http/error-handler.js';
 import { TurnGate } from '../platform/http/turn-gate.js';
-import { ConfigError } from '../platform/config/load.js';
 
 // 503 for maintenance (a switch in the database, seen by every instance within a second) and
 // for overload (event loop saturated, or requests waiting too long for their turn). /health
@@ -13,17 +12,8 @@ import { ConfigError } from '../platform/config/load.js';
 
 const POLL_MS = 1000;
 export const MAINTENANCE_RETRY_AFTER = 60;
-/** Request work per turn of the event loop before further requests wait for a later turn. */
-const DEFAULT_TURN_BUDGET_MS = 20;
-
-/** A number of milliseconds from the environment; unset or empty: the default. */
-function millisecondsFromEnv(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const ms = Number(text);
-  if (!Number.isFinite(ms) || ms < 0) throw new ConfigError('environment', name, 'must be a number of milliseconds (0 or more)');
-  return ms;
-}
+const OVERLOAD_RETRY_AFTER = 10;
+const overloaded = (why: string) => serviceUnavailable(OVERLOAD_RETRY_AFTER, 'The server is overloaded, retry later', { service: `overloaded (${why})` });
 
 export interface AvailabilityState {
   maintenance: Maintenance;
@@ -44,23 +34,24 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   app.addHook('onClose', async () => clearInterval(timer));
 
   const authPrefix = `${ctx.config.basePath}${ctx.config.auth.path}/`;
-  const inMaintenance = (request: FastifyRequest) => {
+  const alwaysAvailable = (request: FastifyRequest) => request.routeOptions.config?.alwaysAvailable === true;
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!state.maintenance.on || alwaysAvailable(request)) return done();
     const detail = { service: 'maintenance mode is on' };
     // The authorization endpoints answer in RFC 6749's error shape (temporarily_unavailable).
     if (ctx.config.servesAuth && request.url.startsWith(authPrefix))
-      return new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) });
-    return serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail);
-  };
-  const alwaysAvailable = (request: FastifyRequest) => request.routeOptions.config?.alwaysAvailable === true;
+      return done(new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) }));
+    done(serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail));
+  });
 
-  const maxDelay = millisecondsFromEnv('GATEHOUSE_MAX_EVENT_LOOP_DELAY', 1000);
+  const { maxEventLoopDelayMs, turnBudgetMs } = ctx.config.load;
   await app.register(underPressure, {
-    maxEventLoopDelay: maxDelay,
-    retryAfter: 10,
+    maxEventLoopDelay: maxEventLoopDelayMs,
+    retryAfter: OVERLOAD_RETRY_AFTER,
     exposeStatusRoute: false,
     pressureHandler: (request, reply, type) => {
       if (alwaysAvailable(request)) return;
-      sendError(reply, serviceUnavailable(10, 'The server is overloaded, retry later', { service: `overloaded (${type})` }));
+      sendError(reply, overloaded(type));
     },
   });
 
@@ -68,16 +59,16 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
   // a saturated server still accepts connections. A request's wait then shows in the gate rather
   // than as event-loop delay: one that has waited longer than the delay limit means overload.
   // /health and the other always-available routes never wait.
-  const budget = millisecondsFromEnv('GATEHOUSE_TURN_BUDGET_MS', DEFAULT_TURN_BUDGET_MS);
-  const gate = budget > 0 ? new TurnGate(budget) : null;
-  const queueOverloaded = () => gate !== null && gate.oldestWait() > maxDelay;
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (state.maintenance.on && !alwaysAvailable(request)) return done(inMaintenance(request));
-    if (gate === null || gate.admit() || alwaysAvailable(request)) return done();
-    if (queueOverloaded()) return done(serviceUnavailable(10, 'The server is overloaded, retry later', { service: 'overloaded (queue)' }));
-    void gate.wait().then(() => done());
-  });
-  state.overloaded = () => app.isUnderPressure() || queueOverloaded();
-  if (gate) state.waiting = () => gate.queued;
+  if (turnBudgetMs > 0) {
+    const gate = new TurnGate(turnBudgetMs);
+    const queueOverloaded = () => maxEventLoopDelayMs > 0 && gate.oldestWait() > maxEventLoopDelayMs;
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (gate.admit() || alwaysAvailable(request)) return done();
+      if (queueOverloaded()) return done(overloaded('queue'));
+      void gate.wait().then(() => done());
+    });
+    state.overloaded = () => app.isUnderPressure() || queueOverloaded();
+    state.waiting = () => gate.queued;
+  } else state.overloaded = () => app.isUnderPressure();
   return state;
 }

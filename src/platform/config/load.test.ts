@@ -26,3 +26,15 @@ test('flag > environment > file > default for port, host and database', () => {
   assert.equal(fromFlag.server.port, 9200);
   assert.equal(fromFlag.publicUrl, 'https://[::1]:9200');
 });
+
+test('the overload limits come from the environment: defaults, empty means the default, 0 is allowed, anything else is a config error', () => {
+  const load = (env: Record<string, string>) => resolveConfig(structuredClone(minimal), 'g.yaml', { env }).load;
+  assert.deepEqual(load({}), { maxEventLoopDelayMs: 1000, turnBudgetMs: 20 });
+  assert.deepEqual(load({ GATEHOUSE_MAX_EVENT_LOOP_DELAY: '', GATEHOUSE_TURN_BUDGET_MS: '' }), { maxEventLoopDelayMs: 1000, turnBudgetMs: 20 });
+  assert.deepEqual(load({ GATEHOUSE_MAX_EVENT_LOOP_DELAY: '250', GATEHOUSE_TURN_BUDGET_MS: '0' }), { maxEventLoopDelayMs: 250, turnBudgetMs: 0 });
+  for (const [name, value] of [['GATEHOUSE_TURN_BUDGET_MS', 'abc'], ['GATEHOUSE_TURN_BUDGET_MS', '-1'], ['GATEHOUSE_MAX_EVENT_LOOP_DELAY', '1s']])
+    assert.throws(
+      () => load({ [name]: value }),
+      (e: unknown) => e instanceof ConfigError && e.file === 'environment' && e.field === name && /milliseconds/.test(e.message),
+    );
+});

@@ -24,6 +24,13 @@ export interface Config extends RawConfig {
   /** True when this process serves the authorization endpoints itself. */
   servesAuth: boolean;
   servesResources: boolean;
+  /** Overload tuning from the environment (docs/configuration.md): GATEHOUSE_MAX_EVENT_LOOP_DELAY, GATEHOUSE_TURN_BUDGET_MS. */
+  load: {
+    /** Event-loop delay, and wait for a turn, above which requests are 503 overloaded (ms; 0: no limit). */
+    maxEventLoopDelayMs: number;
+    /** Request work per turn of the event loop before further requests wait (ms; 0: off). */
+    turnBudgetMs: number;
+  };
 }
 
 export interface ConfigOverrides {
@@ -111,6 +118,10 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
     cfg.metrics.port = port;
   }
   if (overrides.metricsPort !== undefined) cfg.metrics.port = overrides.metricsPort;
+  const load = {
+    maxEventLoopDelayMs: millisecondsFromEnv(env, 'GATEHOUSE_MAX_EVENT_LOOP_DELAY', 1000),
+    turnBudgetMs: millisecondsFromEnv(env, 'GATEHOUSE_TURN_BUDGET_MS', 20),
+  };
   if (env.DATABASE_URL) cfg.storage.database = env.DATABASE_URL;
   else if (!databaseWasSet) cfg.storage.database = `sqlite:${path.join(dataDir, 'gatehouse.db')}`;
   if (env.REDIS_URL) cfg.storage.redis = env.REDIS_URL;
@@ -142,7 +153,17 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
     authUrl,
     servesAuth: role === 'auth' || servesAuth,
     servesResources: role !== 'auth',
+    load,
   };
+}
+
+/** A number of milliseconds from the environment; unset or empty: the default. */
+function millisecondsFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const ms = Number(text);
+  if (!Number.isFinite(ms) || ms < 0) throw new ConfigError('environment', name, 'must be a number of milliseconds (0 or more)');
+  return ms;
 }
 
 /** After listening on port 0 the real port is known: derive the URLs again. */
