@@ -144,19 +144,28 @@ test('requests that wait for their turn longer than the delay limit are 503 "ove
   assert.ok(!load.bodies.some((b) => b.startsWith('socket error')), load.bodies.join(' | '));
 });
 
-test('a turn budget or delay limit that is not a number of milliseconds stops the server at start with exit 2, before it creates anything; empty means the default', async () => {
+test('a turn budget, delay limit or PostgreSQL pool size that is out of its range stops the server at start with exit 2, before it creates anything; empty means the default', async () => {
   const dir = tempDir();
+  const milliseconds = 'must be a number of milliseconds \\(0 or more\\)';
+  const connections = 'must be a whole number of connections \\(1-1000\\)';
   try {
-    for (const [name, value] of [['GATEHOUSE_TURN_BUDGET_MS', 'abc'], ['GATEHOUSE_TURN_BUDGET_MS', '-1'], ['GATEHOUSE_MAX_EVENT_LOOP_DELAY', '1s']]) {
+    for (const [name, value, problem] of [
+      ['GATEHOUSE_TURN_BUDGET_MS', 'abc', milliseconds],
+      ['GATEHOUSE_TURN_BUDGET_MS', '-1', milliseconds],
+      ['GATEHOUSE_MAX_EVENT_LOOP_DELAY', '1s', milliseconds],
+      // Once read as Number(…) by the store: 0 made a pool that never opens a connection.
+      ['GATEHOUSE_PG_POOL', '0', connections],
+      ['GATEHOUSE_PG_POOL', '2.5', connections],
+    ]) {
       const r = runCli(['serve', '--data-dir', dir, '--port', '0'], { env: { [name]: value } });
       assert.equal(r.status, 2, `${name}=${value}: ${r.stderr}`);
-      assert.match(r.stderr, new RegExp(`^gatehouse: invalid config environment: ${name}: must be a number of milliseconds \\(0 or more\\)\\n$`));
+      assert.match(r.stderr, new RegExp(`^gatehouse: invalid config environment: ${name}: ${problem}\\n$`));
     }
     assert.deepEqual(readdirSync(dir), [], 'no database, no certificate');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const server = await startServer({ env: { GATEHOUSE_TURN_BUDGET_MS: '', GATEHOUSE_MAX_EVENT_LOOP_DELAY: '' } });
+  const server = await startServer({ env: { GATEHOUSE_TURN_BUDGET_MS: '', GATEHOUSE_MAX_EVENT_LOOP_DELAY: '', GATEHOUSE_PG_POOL: '' } });
   try {
     assert.equal((await server.fetch('/health')).status, 200);
   } finally {

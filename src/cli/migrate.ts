@@ -10,7 +10,7 @@ export function migrateCommand(program: Command): void {
     .description("bring the database up to date with this version and the config's collections")
     .action(async (opts: CommonOptions) => {
       const config = configFrom(opts);
-      const store = await openStore(config.storage.database);
+      const store = await openStore(config.storage.database, { pgPool: config.load.pgPool });
       try {
         const { applied, report } = await store.withMigrationLock(async () => ({
           applied: await migrateCore(store),

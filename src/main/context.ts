@@ -9,7 +9,7 @@ import { accessTokenSource } from '../authserver/lifecycle.js';
 
 /** Opens the stores and brings the database up to date: what every command needs. */
 export async function openContext(config: Config): Promise<AppContext> {
-  const store = await openStore(config.storage.database);
+  const store = await openStore(config.storage.database, { pgPool: config.load.pgPool });
   try {
     const collections = buildCollections(config.collections);
     await store.withMigrationLock(async () => {

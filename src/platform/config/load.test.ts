@@ -29,12 +29,24 @@ test('flag > environment > file > default for port, host and database', () => {
 
 test('the overload limits come from the environment: defaults, empty means the default, 0 is allowed, anything else is a config error', () => {
   const load = (env: Record<string, string>) => resolveConfig(structuredClone(minimal), 'g.yaml', { env }).load;
-  assert.deepEqual(load({}), { maxEventLoopDelayMs: 1000, turnBudgetMs: 20 });
-  assert.deepEqual(load({ GATEHOUSE_MAX_EVENT_LOOP_DELAY: '', GATEHOUSE_TURN_BUDGET_MS: '' }), { maxEventLoopDelayMs: 1000, turnBudgetMs: 20 });
-  assert.deepEqual(load({ GATEHOUSE_MAX_EVENT_LOOP_DELAY: '250', GATEHOUSE_TURN_BUDGET_MS: '0' }), { maxEventLoopDelayMs: 250, turnBudgetMs: 0 });
+  assert.deepEqual(load({}), { maxEventLoopDelayMs: 1000, turnBudgetMs: 20, pgPool: null });
+  assert.deepEqual(load({ GATEHOUSE_MAX_EVENT_LOOP_DELAY: '', GATEHOUSE_TURN_BUDGET_MS: '' }), { maxEventLoopDelayMs: 1000, turnBudgetMs: 20, pgPool: null });
+  assert.deepEqual(load({ GATEHOUSE_MAX_EVENT_LOOP_DELAY: '250', GATEHOUSE_TURN_BUDGET_MS: '0' }), { maxEventLoopDelayMs: 250, turnBudgetMs: 0, pgPool: null });
   for (const [name, value] of [['GATEHOUSE_TURN_BUDGET_MS', 'abc'], ['GATEHOUSE_TURN_BUDGET_MS', '-1'], ['GATEHOUSE_MAX_EVENT_LOOP_DELAY', '1s']])
     assert.throws(
       () => load({ [name]: value }),
       (e: unknown) => e instanceof ConfigError && e.file === 'environment' && e.field === name && /milliseconds/.test(e.message),
+    );
+});
+
+test('the PostgreSQL pool size comes from the environment: a whole number from 1; empty means the default; 0, fractions and words are config errors', () => {
+  const pool = (value: string) => resolveConfig(structuredClone(minimal), 'g.yaml', { env: { GATEHOUSE_PG_POOL: value } }).load.pgPool;
+  assert.equal(pool('4'), 4);
+  assert.equal(pool(''), null);
+  for (const value of ['0', '-2', '2.5', 'ten', '100000'])
+    assert.throws(
+      () => pool(value),
+      (e: unknown) => e instanceof ConfigError && e.file === 'environment' && e.field === 'GATEHOUSE_PG_POOL' && /whole number of connections/.test(e.message),
+      `GATEHOUSE_PG_POOL=${value}`,
     );
 });

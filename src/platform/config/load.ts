@@ -24,12 +24,14 @@ export interface Config extends RawConfig {
   /** True when this process serves the authorization endpoints itself. */
   servesAuth: boolean;
   servesResources: boolean;
-  /** Overload tuning from the environment (docs/configuration.md): GATEHOUSE_MAX_EVENT_LOOP_DELAY, GATEHOUSE_TURN_BUDGET_MS. */
+  /** Load tuning from the environment (docs/configuration.md): GATEHOUSE_MAX_EVENT_LOOP_DELAY, GATEHOUSE_TURN_BUDGET_MS, GATEHOUSE_PG_POOL. */
   load: {
     /** Event-loop delay, and wait for a turn, above which requests are 503 overloaded (ms; 0: no limit). */
     maxEventLoopDelayMs: number;
     /** Request work per turn of the event loop before further requests wait (ms; 0: off). */
     turnBudgetMs: number;
+    /** Connections in this process's PostgreSQL pool; null: the store's default (unused with SQLite). */
+    pgPool: number | null;
   };
 }
 
@@ -121,6 +123,7 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
   const load = {
     maxEventLoopDelayMs: millisecondsFromEnv(env, 'GATEHOUSE_MAX_EVENT_LOOP_DELAY', 1000),
     turnBudgetMs: millisecondsFromEnv(env, 'GATEHOUSE_TURN_BUDGET_MS', 20),
+    pgPool: poolSizeFromEnv(env, 'GATEHOUSE_PG_POOL'),
   };
   if (env.DATABASE_URL) cfg.storage.database = env.DATABASE_URL;
   else if (!databaseWasSet) cfg.storage.database = `sqlite:${path.join(dataDir, 'gatehouse.db')}`;
@@ -164,6 +167,15 @@ function millisecondsFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: num
   const ms = Number(text);
   if (!Number.isFinite(ms) || ms < 0) throw new ConfigError('environment', name, 'must be a number of milliseconds (0 or more)');
   return ms;
+}
+
+/** A pool size from the environment: a whole number of connections, at least 1; unset or empty: null (the default). */
+function poolSizeFromEnv(env: NodeJS.ProcessEnv, name: string): number | null {
+  const text = env[name];
+  if (text === undefined || text === '') return null;
+  const size = Number(text);
+  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new ConfigError('environment', name, 'must be a whole number of connections (1-1000)');
+  return size;
 }
 
 /** After listening on port 0 the real port is known: derive the URLs again. */

@@ -131,9 +131,16 @@ export function forgetStatistics(database: import('better-sqlite3').Database): v
   if (removed > 0) database.pragma('writable_schema = RESET'); // reloads the schema and the statistics the planner uses
 }
 
-export async function openStore(url: string): Promise<Store> {
+export interface StoreOptions {
+  /** PostgreSQL: connections in the pool (default 10; the config's GATEHOUSE_PG_POOL). */
+  pgPool?: number | null;
+}
+
+const DEFAULT_PG_POOL = 10;
+
+export async function openStore(url: string, options: StoreOptions = {}): Promise<Store> {
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
-  return openPostgres(url);
+  return openPostgres(url, options.pgPool ?? DEFAULT_PG_POOL);
 }
 
 async function openSqlite(file: string): Promise<StoreInternals> {
@@ -299,14 +306,14 @@ function rowsAsObjects(statement: import('better-sqlite3').Statement): SqliteSta
   };
 }
 
-async function openPostgres(url: string): Promise<StoreInternals> {
+async function openPostgres(url: string, poolSize: number): Promise<StoreInternals> {
   const pg = await import('pg');
   const { Pool, types } = pg.default;
   types.setTypeParser(20, (v: string) => Number(v)); // bigint → number (epoch ms fit in 2^53)
   // A request never waits long for a connection: while the server is away (restart, failover)
   // opening one fails or times out within CONNECT_TIMEOUT_MS and the request is answered 503
   // with Retry-After (unavailable.ts); the pool opens new connections by itself once it is back.
-  const pool = new Pool({ connectionString: url, max: Number(process.env.GATEHOUSE_PG_POOL ?? 10), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const pool = new Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle connection that the server drops (restart, failover, pg_terminate_backend) is an
   // 'error' on the pool; unheard, it would crash the process. The pool discards that connection
   // and opens a new one when needed; a database that stays down shows in /health and as 503.
