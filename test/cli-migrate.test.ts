@@ -54,6 +54,49 @@ test('a filter added to the config later is migrated and backfilled; the data st
   }
 });
 
+test('a search index built before owner ranges (one row per record, keyed by its rowid) is rebuilt by migrate; each owner then finds its own', async () => {
+  const dir = tempDir();
+  try {
+    const config = testConfig({ collections: { zoos: { access: 'owner', search: ['name', 'city'] } } });
+    const first = await startServer({ dataDir: dir, rawConfig: config });
+    const one = await apiClient(first, 'owner-one', 'zoos:read zoos:write');
+    const two = await apiClient(first, 'owner-two', 'zoos:read zoos:write');
+    for (const [client, name] of [[one, 'Lion Park'], [one, 'Lion House'], [two, 'Lion Lodge'], [one, 'Bear Pit']] as const)
+      assert.equal((await client.json('POST', '/v1/zoos', { name, city: 'Lyon' })).status, 201);
+    assert.equal(await first.stop(), 0);
+
+    // The layout of the versions before: the FTS rowid is the record's rowid, the marker the fields.
+    const db = new BetterSqlite3(path.join(dir, 'gatehouse.db'));
+    db.exec(`drop trigger r_zoos_fts_ai; drop trigger r_zoos_fts_ad; drop trigger r_zoos_fts_au; drop table r_zoos_fts;
+      create virtual table r_zoos_fts using fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+      insert into r_zoos_fts (rowid, body) select rowid, json_extract(doc, '$.name') || ' ' || json_extract(doc, '$.city') from r_zoos;
+      update settings set value = 'name,city' where key = 'search:r_zoos';`);
+    db.close();
+
+    const configFile = writeConfig(dir, config);
+    const migrated = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
+    assert.equal(migrated.status, 0, migrated.stderr);
+    assert.deepEqual(JSON.parse(migrated.stdout).search_indexed, ['zoos'], 'the old layout is rebuilt');
+    const again = runCli(['migrate', '--config', configFile, '--data-dir', dir]);
+    assert.deepEqual(JSON.parse(again.stdout).search_indexed, [], 'once');
+
+    const second = await startServer({ dataDir: dir, configFile });
+    try {
+      const found = async (clientId: string) => {
+        const res = await (await apiClient(second, clientId, 'zoos:read')).json('GET', '/v1/zoos?q=lion');
+        assert.equal(res.status, 200, res.text);
+        return { names: res.body.map((z: { name: string }) => z.name).sort(), total: res.headers.get('x-total-count') };
+      };
+      assert.deepEqual(await found('owner-one'), { names: ['Lion House', 'Lion Park'], total: '2' });
+      assert.deepEqual(await found('owner-two'), { names: ['Lion Lodge'], total: '1' });
+    } finally {
+      await second.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('migrate with a bad config names the problem and changes nothing', () => {
   const dir = tempDir();
   try {

@@ -318,6 +318,45 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
       assertApiError(await a.json('GET', '/v1/parts?q=x'), 400, ['q']);
     });
 
+    test('q= on an owner collection finds, counts and pages the caller\'s matches only, each once; a change or a delete shows at once', async () => {
+      // Another owner writes the same words (on SQLite each owner's records are a range of the
+      // search index: collection-tables.ts syncSearch).
+      const theirs: Item[] = [];
+      for (const text of ['lion lion lion', 'lion otter', 'seal']) {
+        const res = await other.json('POST', '/v1/items', { name: 'theirs', text });
+        assert.equal(res.status, 201, res.text);
+        theirs.push(res.body);
+      }
+      try {
+        const mine = items.filter((i) => String(i.text).split(' ').includes('lion') || String(i.name).toLowerCase() === 'lion').map((i) => i.id).sort();
+        assert.ok(mine.length > 3, `the data set has several lions: ${mine.length}`);
+        const ranked = await walk('/v1/items?q=lion&limit=3');
+        assert.deepEqual(ranked.ids.sort(), mine, 'a ranked walk by offset visits each of my matches once');
+        assert.equal(ranked.total, String(mine.length));
+        const sortedWalk = await walk('/v1/items?q=lion&sortby=name&limit=3');
+        assert.deepEqual(sortedWalk.ids.sort(), mine, 'and so does a walk by cursor in name order');
+        assert.equal(sortedWalk.total, String(mine.length));
+
+        const seen = async () => {
+          const res = await other.json('GET', '/v1/items?q=lion&limit=100');
+          assert.equal(res.status, 200, res.text);
+          return { ids: res.body.map((r: Item) => r.id), total: res.headers.get('x-total-count') };
+        };
+        assert.deepEqual(await seen(), { ids: [theirs[0].id, theirs[1].id], total: '2' }, 'the other owner: its own two, the one with three lions first');
+        const changed = await other.json('PATCH', `/v1/items/${theirs[2].id}`, { text: 'sea lion' });
+        assert.equal(changed.status, 200, changed.text);
+        assert.deepEqual((await seen()).total, '3', 'a changed record is found by its new words');
+        assert.equal((await other.json('GET', '/v1/items?q=seal')).headers.get('x-total-count'), '0', 'and no longer by its old ones');
+        const gone = await other.fetch(`/v1/items/${theirs[0].id}`, { method: 'DELETE', headers: { accept: 'application/json' } });
+        assert.equal(gone.status, 204);
+        theirs.shift();
+        assert.deepEqual(await seen(), { ids: [theirs[0].id, theirs[1].id].sort(), total: '2' });
+        assert.equal((await walk('/v1/items?q=lion&limit=3')).total, String(mine.length), 'my count never moved');
+      } finally {
+        for (const t of theirs) await other.fetch(`/v1/items/${t.id}`, { method: 'DELETE', headers: { accept: 'application/json' } });
+      }
+    });
+
     test('bad parameters are 400 naming them, never 5xx', async () => {
       const cases: [string, string][] = [
         ['rank[gt]=x', 'rank[gt]'],

@@ -5,7 +5,7 @@ import { sqlOf } from '../../platform/store/sql.js';
 import type { CollectionModel, CollectionRegistry } from '../../contract/collections.js';
 import { SYSTEM_SORT_FIELDS } from '../../platform/config/record-fields.js';
 import { readSetting, writeSetting } from '../../platform/store/settings.js';
-import { columnOfField } from './records.js';
+import { columnOfField, SEARCH_LAYOUT_OWNER_RANGES, SEARCH_MAX_OWNERS, SEARCH_OWNER_SHIFT, SEARCH_ROWID_MASK } from './records.js';
 
 // Each collection has its own table r_<name>; this brings the tables in line with the config:
 // creates what is missing, adds and backfills columns for new filter/sort fields, adds indexes.
@@ -124,13 +124,20 @@ function utcInstant(value: string): string | null {
 
 /**
  * Full-text search over a collection's `search` fields, kept in step with the records in the same
- * transaction: SQLite, an FTS5 table fed by triggers on the record table (keyed by its rowid, which
- * gatehouse never renumbers: no VACUUM); PostgreSQL, a generated tsvector column with a GIN index.
- * Built (and backfilled) when the search fields change. True when it was (re)built now.
+ * transaction: SQLite, an FTS5 table fed by triggers on the record table; PostgreSQL, a generated
+ * tsvector column with a GIN index. Built (and backfilled) when the search fields, or the layout
+ * below, change. True when it was (re)built now.
+ *
+ * SQLite, `access: owner`: the search index is composite with the owner, as the other indexes of
+ * such a collection lead with it. A record's FTS rowid is its owner's number (`search_owners`)
+ * times 2^36 plus the record's rowid (which gatehouse never renumbers: no VACUUM), so one owner's
+ * records are one rowid range: a search reads and ranks the caller's matches only, and counts them
+ * without reading a record (see `searchRange` in records.ts). Other collections: the record's rowid.
  */
 async function syncSearch(store: Store, model: CollectionModel): Promise<boolean> {
   const marker = `search:${model.table}`;
-  const want = model.search.join(',');
+  const ranges = store.engine === 'sqlite' && model.access === 'owner' && model.search.length > 0;
+  const want = (ranges ? `${SEARCH_LAYOUT_OWNER_RANGES}:` : '') + model.search.join(',');
   const have = (await readSetting(store, marker)) ?? '';
   if (want === have) return false;
   const db = sqlOf(store);
@@ -139,19 +146,38 @@ async function syncSearch(store: Store, model: CollectionModel): Promise<boolean
     for (const t of ['ai', 'ad', 'au']) await sql`drop trigger if exists ${sql.id(`${fts}_${t}`)}`.execute(db);
     await sql`drop table if exists ${sql.table(fts)}`.execute(db);
     if (model.search.length) {
-      const text = (row: 'new' | 'r') =>
+      const text = (row: 'new' | 'old' | 'r') =>
         sql.join(
           model.search.map((f) => sql`coalesce(json_extract(${sql.raw(row)}.doc, ${sql.lit('$.' + f)}), '')`),
           sql` || ' ' || `,
         );
+      // The FTS rowid of a record (`row`: new, old or the backfill's r).
+      const key = (row: 'new' | 'old' | 'r') =>
+        ranges
+          ? sql`((select num from search_owners where subject = ${sql.raw(row)}.owner) << ${sql.lit(SEARCH_OWNER_SHIFT)}) + ${sql.raw(row)}.rowid`
+          : sql`${sql.raw(row)}.rowid`;
+      // A record beyond its owner's range (2^36 rows), or an owner beyond 2^27, would land in
+      // another owner's range: refused, never indexed there.
+      const own = (row: 'new') =>
+        ranges
+          ? sql`insert or ignore into search_owners (subject) values (${sql.raw(row)}.owner);
+            select raise(abort, 'the search index has no room for this record')
+              where ${sql.raw(row)}.rowid > ${sql.lit(SEARCH_ROWID_MASK)}
+                 or (select num from search_owners where subject = ${sql.raw(row)}.owner) >= ${sql.lit(SEARCH_MAX_OWNERS)};`
+          : sql``;
+      if (ranges) await sql`create table if not exists search_owners (num integer primary key, subject text not null unique)`.execute(db);
       await sql`create virtual table ${sql.table(fts)} using fts5(body, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
       await sql`create trigger ${sql.id(`${fts}_ai`)} after insert on ${sql.table(model.table)} begin
-        insert into ${sql.table(fts)} (rowid, body) values (new.rowid, ${text('new')}); end`.execute(db);
+        ${own('new')}
+        insert into ${sql.table(fts)} (rowid, body) values (${key('new')}, ${text('new')}); end`.execute(db);
       await sql`create trigger ${sql.id(`${fts}_ad`)} after delete on ${sql.table(model.table)} begin
-        delete from ${sql.table(fts)} where rowid = old.rowid; end`.execute(db);
-      await sql`create trigger ${sql.id(`${fts}_au`)} after update of doc on ${sql.table(model.table)} begin
-        update ${sql.table(fts)} set body = ${text('new')} where rowid = new.rowid; end`.execute(db);
-      await sql`insert into ${sql.table(fts)} (rowid, body) select r.rowid, ${text('r')} from ${sql.table(model.table)} as r`.execute(db);
+        delete from ${sql.table(fts)} where rowid = ${key('old')}; end`.execute(db);
+      await sql`create trigger ${sql.id(`${fts}_au`)} after update of doc, owner on ${sql.table(model.table)} begin
+        delete from ${sql.table(fts)} where rowid = ${key('old')};
+        ${own('new')}
+        insert into ${sql.table(fts)} (rowid, body) values (${key('new')}, ${text('new')}); end`.execute(db);
+      if (ranges) await sql`insert or ignore into search_owners (subject) select distinct owner from ${sql.table(model.table)}`.execute(db);
+      await sql`insert into ${sql.table(fts)} (rowid, body) select ${key('r')}, ${text('r')} from ${sql.table(model.table)} as r`.execute(db);
     }
   } else {
     await sql`drop index if exists ${sql.id(`${model.table}_search`)}`.execute(db);

@@ -95,6 +95,21 @@ export function keysetValues(model: CollectionModel, sort: SortKey[], row: Recor
   return fullSort(sort).map((k) => row[columnOfField(model, k.field)] ?? null);
 }
 
+/**
+ * SQLite, `access: owner` collections: a record's row in the search index is numbered by its
+ * owner's number (table search_owners) times 2^36 plus the record's rowid, so one owner's records
+ * are one rowid range (syncSearch in collection-tables.ts builds it; `searchRange` reads it).
+ */
+export const SEARCH_OWNER_SHIFT = 36;
+export const SEARCH_ROWID_MASK = 2 ** SEARCH_OWNER_SHIFT - 1;
+/** Owner numbers stay below 2^27, so that a search rowid stays below 2^63. */
+export const SEARCH_MAX_OWNERS = 2 ** 27;
+/** The settings marker's prefix of that layout (a search index built before it is rebuilt). */
+export const SEARCH_LAYOUT_OWNER_RANGES = 'owner-ranges';
+
+/** Whether the collection's search index is laid out in owner ranges. */
+const searchInOwnerRanges = (store: Store, model: CollectionModel) => store.engine === 'sqlite' && model.access === 'owner';
+
 const LIKE_ESCAPES = /[\\%_]/g;
 const likeLiteral = (s: string) => s.replace(LIKE_ESCAPES, (c) => `\\${c}`);
 
@@ -227,30 +242,60 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
     where.push(condition(c, slots.conditions[i], hinted ? sql`+${col(c.field)}` : col(c.field)));
     countWhere.push(condition(c, slots.conditions[i], hinted && !compound(c.field) ? sql`+${col(c.field)}` : col(c.field)));
   });
+  const fts = `${model.table}_fts`;
+  const ranges = slots.search >= 0 && searchInOwnerRanges(store, model);
+  // The record a search index row stands for, and (owner collections) the caller's range of rows.
+  const ftsRowid = sql.ref(`${fts}.rowid`);
+  const recordRowid = ranges ? sql`(${ftsRowid} & ${sql.lit(SEARCH_ROWID_MASK)})` : ftsRowid;
+  const ownerNumber = sql`(select num from search_owners where subject = ${p(slots.owner)})`;
+  const searchWhere: RawBuilder<unknown>[] = [];
   if (slots.search >= 0) {
-    const match =
+    searchWhere.push(
       store.engine === 'sqlite'
-        ? sql`${sql.ref(`${model.table}_fts`)} match ${p(slots.search)}`
-        : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`;
-    where.push(match);
-    countWhere.push(match);
+        ? sql`${sql.ref(fts)} match ${p(slots.search)}`
+        : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`,
+    );
+    if (ranges && slots.owner >= 0)
+      searchWhere.push(sql`${ftsRowid} between (${ownerNumber} << ${sql.lit(SEARCH_OWNER_SHIFT)}) and (${ownerNumber} << ${sql.lit(SEARCH_OWNER_SHIFT)}) + ${sql.lit(SEARCH_ROWID_MASK)}`);
+    where.push(...searchWhere);
+    countWhere.push(...searchWhere);
   }
   if (slots.after) where.push(keysetAfter(sort, slots.after, p, col, nullable));
 
   const whereSql = (parts: RawBuilder<unknown>[]) => (parts.length ? sql`where ${sql.join(parts, sql` and `)}` : sql``);
   const from =
     slots.search >= 0 && store.engine === 'sqlite'
-      ? sql`${sql.table(model.table)} join ${sql.table(`${model.table}_fts`)} on ${sql.ref(`${model.table}_fts.rowid`)} = ${sql.ref(`${model.table}.rowid`)}`
+      ? sql`${sql.table(model.table)} join ${sql.table(fts)} on ${sql.ref(`${model.table}.rowid`)} = ${recordRowid}`
       : sql`${sql.table(model.table)}`;
   const selected = [...new Set([...RECORD_COLUMNS, ...sort.map((k) => columnOfField(model, k.field))])].map((c) => sql.ref(`${model.table}.${c}`));
   const order: RawBuilder<unknown>[] = [];
-  if (q.rank && slots.search >= 0)
-    order.push(store.engine === 'sqlite' ? sql`${sql.ref(`${model.table}_fts.rank`)}` : sql`ts_rank(${sql.ref(`${model.table}.search_vector`)}, plainto_tsquery('simple', ${p(slots.search)})) desc`);
-  // NULLs first ascending, last descending, on both engines. The system columns are never NULL: a
-  // plain ORDER BY lets PostgreSQL walk their index (a NULLS clause unlike its default would sort).
-  for (const k of sort)
-    order.push(nullable(k.field) ? sql`${col(k.field)} ${sql.raw(k.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}` : sql`${col(k.field)} ${sql.raw(k.order)}`);
-  const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${sql.lit(limitValue(q.limit))} offset ${p(slots.offset)}`;
+  const ranked = q.rank && slots.search >= 0;
+  const limit = sql.lit(limitValue(q.limit));
+  // SQLite ranks by bm25; equal scores come in the order of the search index's rows (the order
+  // the records were created in): a fixed order that needs no record read to sort by.
+  if (ranked && store.engine === 'sqlite') order.push(sql`${sql.ref(`${fts}.rank`)}`, ftsRowid);
+  else {
+    if (ranked) order.push(sql`ts_rank(${sql.ref(`${model.table}.search_vector`)}, plainto_tsquery('simple', ${p(slots.search)})) desc`);
+    // NULLs first ascending, last descending, on both engines. The system columns are never NULL: a
+    // plain ORDER BY lets PostgreSQL walk their index (a NULLS clause unlike its default would sort).
+    for (const k of sort)
+      order.push(nullable(k.field) ? sql`${col(k.field)} ${sql.raw(k.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}` : sql`${col(k.field)} ${sql.raw(k.order)}`);
+  }
+  // Only the search narrows an owner's records: its index alone finds, ranks and counts them, and
+  // the page's records are read afterwards (20 reads, not one per match).
+  if (ranges && slots.owner >= 0 && slots.parent < 0 && q.conditions.length === 0) {
+    const total = sql`select count(*) as n from ${sql.table(fts)} ${whereSql(searchWhere)}`;
+    if (ranked) {
+      const page = sql`with p as (select ${ftsRowid} as r, ${sql.ref(`${fts}.rank`)} as k from ${sql.table(fts)} ${whereSql(searchWhere)}
+          order by k, r limit ${limit} offset ${p(slots.offset)})
+        select ${sql.join(selected)} from p join ${sql.table(model.table)} on ${sql.ref(`${model.table}.rowid`)} = (p.r & ${sql.lit(SEARCH_ROWID_MASK)})
+        where ${sql.ref(`${model.table}.owner`)} = ${p(slots.owner)} order by p.k, p.r`;
+      return { page: page.compile(db), count: total.compile(db) };
+    }
+    const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${limit} offset ${p(slots.offset)}`;
+    return { page: page.compile(db), count: total.compile(db) };
+  }
+  const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${limit} offset ${p(slots.offset)}`;
   const total = sql`select count(*) as n from ${from} ${whereSql(countWhere)}`;
   return { page: page.compile(db), count: total.compile(db) };
 }
