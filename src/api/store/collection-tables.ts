@@ -146,36 +146,35 @@ async function syncSearch(store: Store, model: CollectionModel): Promise<boolean
     for (const t of ['ai', 'ad', 'au']) await sql`drop trigger if exists ${sql.id(`${fts}_${t}`)}`.execute(db);
     await sql`drop table if exists ${sql.table(fts)}`.execute(db);
     if (model.search.length) {
-      const text = (row: 'new' | 'old' | 'r') =>
+      const text = (row: 'new' | 'r') =>
         sql.join(
           model.search.map((f) => sql`coalesce(json_extract(${sql.raw(row)}.doc, ${sql.lit('$.' + f)}), '')`),
           sql` || ' ' || `,
         );
-      // The FTS rowid of a record (`row`: new, old or the backfill's r).
-      const key = (row: 'new' | 'old' | 'r') =>
+      // The FTS rowid of a record (`row`: old or the backfill's r).
+      const key = (row: 'old' | 'r') =>
         ranges
           ? sql`((select num from search_owners where subject = ${sql.raw(row)}.owner) << ${sql.lit(SEARCH_OWNER_SHIFT)}) + ${sql.raw(row)}.rowid`
           : sql`${sql.raw(row)}.rowid`;
-      // A record beyond its owner's range (2^36 rows), or an owner beyond 2^27, would land in
-      // another owner's range: refused, never indexed there.
-      const own = (row: 'new') =>
-        ranges
-          ? sql`insert or ignore into search_owners (subject) values (${sql.raw(row)}.owner);
-            select raise(abort, 'the search index has no room for this record')
-              where ${sql.raw(row)}.rowid > ${sql.lit(SEARCH_ROWID_MASK)}
-                 or (select num from search_owners where subject = ${sql.raw(row)}.owner) >= ${sql.lit(SEARCH_MAX_OWNERS)};`
-          : sql``;
+      // Indexes the new row. A record beyond its owner's range (2^36 rows) or an owner beyond 2^27
+      // would land in another owner's range: refused, never indexed there.
+      const index = ranges
+        ? sql`insert or ignore into search_owners (subject) values (new.owner);
+          insert into ${sql.table(fts)} (rowid, body)
+            select case when new.rowid <= ${sql.lit(SEARCH_ROWID_MASK)} and o.num < ${sql.lit(SEARCH_MAX_OWNERS)}
+                        then (o.num << ${sql.lit(SEARCH_OWNER_SHIFT)}) + new.rowid
+                        else raise(abort, 'the search index has no room for this record') end,
+              ${text('new')}
+            from search_owners as o where o.subject = new.owner;`
+        : sql`insert into ${sql.table(fts)} (rowid, body) values (new.rowid, ${text('new')});`;
       if (ranges) await sql`create table if not exists search_owners (num integer primary key, subject text not null unique)`.execute(db);
       await sql`create virtual table ${sql.table(fts)} using fts5(body, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
-      await sql`create trigger ${sql.id(`${fts}_ai`)} after insert on ${sql.table(model.table)} begin
-        ${own('new')}
-        insert into ${sql.table(fts)} (rowid, body) values (${key('new')}, ${text('new')}); end`.execute(db);
+      await sql`create trigger ${sql.id(`${fts}_ai`)} after insert on ${sql.table(model.table)} begin ${index} end`.execute(db);
       await sql`create trigger ${sql.id(`${fts}_ad`)} after delete on ${sql.table(model.table)} begin
         delete from ${sql.table(fts)} where rowid = ${key('old')}; end`.execute(db);
       await sql`create trigger ${sql.id(`${fts}_au`)} after update of doc, owner on ${sql.table(model.table)} begin
         delete from ${sql.table(fts)} where rowid = ${key('old')};
-        ${own('new')}
-        insert into ${sql.table(fts)} (rowid, body) values (${key('new')}, ${text('new')}); end`.execute(db);
+        ${index} end`.execute(db);
       if (ranges) await sql`insert or ignore into search_owners (subject) select distinct owner from ${sql.table(model.table)}`.execute(db);
       await sql`insert into ${sql.table(fts)} (rowid, body) select ${key('r')}, ${text('r')} from ${sql.table(model.table)} as r`.execute(db);
     }
