@@ -132,7 +132,7 @@ function utcInstant(value: string): string | null {
  * such a collection lead with it. A record's FTS rowid is its owner's number (`search_owners`)
  * times 2^36 plus the record's rowid (which gatehouse never renumbers: no VACUUM), so one owner's
  * records are one rowid range: a search reads and ranks the caller's matches only, and counts them
- * without reading a record (see `searchRange` in records.ts). Other collections: the record's rowid.
+ * without reading a record (buildList in records.ts). Other collections: the record's rowid.
  */
 async function syncSearch(store: Store, model: CollectionModel): Promise<boolean> {
   const marker = `search:${model.table}`;

@@ -98,7 +98,7 @@ export function keysetValues(model: CollectionModel, sort: SortKey[], row: Recor
 /**
  * SQLite, `access: owner` collections: a record's row in the search index is numbered by its
  * owner's number (table search_owners) times 2^36 plus the record's rowid, so one owner's records
- * are one rowid range (syncSearch in collection-tables.ts builds it; `searchRange` reads it).
+ * are one rowid range (syncSearch in collection-tables.ts builds it; buildList below reads it).
  */
 export const SEARCH_OWNER_SHIFT = 36;
 export const SEARCH_ROWID_MASK = 2 ** SEARCH_OWNER_SHIFT - 1;
@@ -247,7 +247,6 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
   // The record a search index row stands for, and (owner collections) the caller's range of rows.
   const ftsRowid = sql.ref(`${fts}.rowid`);
   const recordRowid = ranges ? sql`(${ftsRowid} & ${sql.lit(SEARCH_ROWID_MASK)})` : ftsRowid;
-  const ownerNumber = sql`(select num from search_owners where subject = ${p(slots.owner)})`;
   const searchWhere: RawBuilder<unknown>[] = [];
   if (slots.search >= 0) {
     searchWhere.push(
@@ -255,8 +254,10 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
         ? sql`${sql.ref(fts)} match ${p(slots.search)}`
         : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`,
     );
-    if (ranges && slots.owner >= 0)
-      searchWhere.push(sql`${ftsRowid} between (${ownerNumber} << ${sql.lit(SEARCH_OWNER_SHIFT)}) and (${ownerNumber} << ${sql.lit(SEARCH_OWNER_SHIFT)}) + ${sql.lit(SEARCH_ROWID_MASK)}`);
+    if (ranges && slots.owner >= 0) {
+      const start = sql`((select num from search_owners where subject = ${p(slots.owner)}) << ${sql.lit(SEARCH_OWNER_SHIFT)})`;
+      searchWhere.push(sql`${ftsRowid} between ${start} and ${start} + ${sql.lit(SEARCH_ROWID_MASK)}`);
+    }
     where.push(...searchWhere);
     countWhere.push(...searchWhere);
   }
@@ -281,22 +282,18 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
     for (const k of sort)
       order.push(nullable(k.field) ? sql`${col(k.field)} ${sql.raw(k.order === 'asc' ? 'asc nulls first' : 'desc nulls last')}` : sql`${col(k.field)} ${sql.raw(k.order)}`);
   }
+  let page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${limit} offset ${p(slots.offset)}`;
+  let total = sql`select count(*) as n from ${from} ${whereSql(countWhere)}`;
   // Only the search narrows an owner's records: its index alone finds, ranks and counts them, and
   // the page's records are read afterwards (20 reads, not one per match).
   if (ranges && slots.owner >= 0 && slots.parent < 0 && q.conditions.length === 0) {
-    const total = sql`select count(*) as n from ${sql.table(fts)} ${whereSql(searchWhere)}`;
-    if (ranked) {
-      const page = sql`with p as (select ${ftsRowid} as r, ${sql.ref(`${fts}.rank`)} as k from ${sql.table(fts)} ${whereSql(searchWhere)}
+    total = sql`select count(*) as n from ${sql.table(fts)} ${whereSql(searchWhere)}`;
+    if (ranked)
+      page = sql`with p as (select ${ftsRowid} as r, ${sql.ref(`${fts}.rank`)} as k from ${sql.table(fts)} ${whereSql(searchWhere)}
           order by k, r limit ${limit} offset ${p(slots.offset)})
         select ${sql.join(selected)} from p join ${sql.table(model.table)} on ${sql.ref(`${model.table}.rowid`)} = (p.r & ${sql.lit(SEARCH_ROWID_MASK)})
         where ${sql.ref(`${model.table}.owner`)} = ${p(slots.owner)} order by p.k, p.r`;
-      return { page: page.compile(db), count: total.compile(db) };
-    }
-    const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${limit} offset ${p(slots.offset)}`;
-    return { page: page.compile(db), count: total.compile(db) };
   }
-  const page = sql`select ${sql.join(selected)} from ${from} ${whereSql(where)} order by ${sql.join(order)} limit ${limit} offset ${p(slots.offset)}`;
-  const total = sql`select count(*) as n from ${from} ${whereSql(countWhere)}`;
   return { page: page.compile(db), count: total.compile(db) };
 }
 
