@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import type { AppContext } from '../contract/context.js';
 import type { Certificate } from '../platform/http/tls.js';
 import '../platform/http/route-config.js';
+import { readAsStreamOncePaused } from '../platform/http/tls-reads.js';
 import { answerWhatNodeWould, clientErrorHandler, frameworkErrorHandler, registerErrorHandling, type HtmlErrorPage } from '../platform/http/error-handler.js';
 import { namesType, prefersJson } from '../platform/http/negotiation.js';
 import { errorPage } from '../authserver/authorize/views.js';
@@ -58,6 +59,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
         handler(req, res);
       });
       answerWhatNodeWould(server);
+      readAsStreamOncePaused(server);
       // Longer than the idle timeout of common load balancers (60 s), as Fastify's own default.
       server.keepAliveTimeout = 72_000;
       return server;

@@ -86,12 +86,27 @@ export function frameworkErrorHandler(err: FastifyError, _request: FastifyReques
   sendError(reply, toApiError(err) ?? new ApiError(400, 'Bad request'));
 }
 
-/** Answers what Node's HTTP parser rejects (lower-case or unknown methods, huge headers) with the JSON error body. */
-export function clientErrorHandler(err: NodeJS.ErrnoException & { code?: string }, socket: Socket): void {
+/** Seconds a client waits before sending again a request the server could not read (HPE_PAUSED). */
+const UNREAD_RETRY_AFTER = 1;
+
+/**
+ * Answers what Node's HTTP parser rejects (lower-case or unknown methods, huge headers) with the
+ * JSON error body. Bound to the Fastify instance (its logger).
+ */
+export function clientErrorHandler(this: { log?: { warn(obj: object, msg: string): void } } | undefined, err: NodeJS.ErrnoException & { code?: string }, socket: Socket): void {
   if (!socket.writable) return;
   let status = 400;
   let body: Record<string, unknown> = { error: 'Malformed HTTP request', detail: { request: 'could not be parsed' } };
-  if (err.code === 'HPE_INVALID_METHOD')
+  const headers: Record<string, string> = {};
+  if (err.code === 'HPE_PAUSED') {
+    // Not the client's fault: Node 20 handed part of a request's body to a parser it had paused
+    // (tls-reads.ts; readAsStreamOncePaused keeps it from happening again on that connection).
+    // That request was not processed (its body never ended): 503, send it again.
+    status = 503;
+    body = { error: 'The request could not be read while the server was busy; nothing was done, send it again', detail: { request: 'interrupted, not processed' } };
+    headers['Retry-After'] = String(UNREAD_RETRY_AFTER);
+    this?.log?.warn({ code: err.code }, 'a request body arrived at a paused HTTP parser: answered 503');
+  } else if (err.code === 'HPE_INVALID_METHOD')
     body = { error: 'Unknown or not upper-case HTTP method', detail: { method: 'must be an upper-case HTTP method' } };
   else if (err.code === 'HPE_HEADER_OVERFLOW') {
     status = 431;
@@ -100,16 +115,17 @@ export function clientErrorHandler(err: NodeJS.ErrnoException & { code?: string 
     socket.destroy();
     return;
   }
-  answerOnSocket(socket, status, body);
+  answerOnSocket(socket, status, body, headers);
 }
 
 /** A JSON error written straight to the socket (before or outside Fastify), then the connection closes. */
-function answerOnSocket(socket: Socket | Duplex, status: number, body: Record<string, unknown>): void {
+function answerOnSocket(socket: Socket | Duplex, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
   if (!socket.writable) return void socket.destroy();
   const text = JSON.stringify(body);
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(text)}\r\nStrict-Transport-Security: ${HSTS}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${text}`,
+      `Content-Length: ${Buffer.byteLength(text)}\r\n${extra}Strict-Transport-Security: ${HSTS}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${text}`,
   );
 }
 

@@ -1,0 +1,23 @@
+import type { Server } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+
+const ignore = () => undefined;
+
+/**
+ * Node 20 hands an HTTPS connection's bytes to its HTTP parser from C++ (the socket is
+ * "consumed"). When a request arrives while the previous response on that connection still waits
+ * to drain, Node pauses the socket and its parser — but TLS goes on handing over the records it
+ * has already decrypted, and the paused parser fails with HPE_PAUSED: the request is lost and the
+ * connection closed. It happens when a response above 16 KiB is written in a check-phase
+ * callback of a busy event loop (bulk jobs, requests resumed by the turn gate) and the client's
+ * next request carries a body of several TLS records (a bulk POST): once or twice in a
+ * million-record load.
+ *
+ * A connection's first pause switches it to reading as a stream (a 'data' listener makes Node
+ * stop consuming it), where a paused socket keeps the bytes until the parser resumes. Only then:
+ * reading every connection as a stream costs 14–16% more CPU per GET (test/http-tls-reads.test.ts
+ * reproduces the loss and its absence).
+ */
+export function readAsStreamOncePaused(server: Server): void {
+  server.on('secureConnection', (socket: TLSSocket) => socket.once('pause', () => socket.on('data', ignore)));
+}
