@@ -1,12 +1,11 @@
-import https from 'node:https';
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import type { AppContext } from '../contract/context.js';
 import type { Certificate } from '../platform/http/tls.js';
 import '../platform/http/route-config.js';
-import { readAsStreamOncePaused } from '../platform/http/tls-reads.js';
-import { answerWhatNodeWould, clientErrorHandler, frameworkErrorHandler, registerErrorHandling, type HtmlErrorPage } from '../platform/http/error-handler.js';
+import { createHttpsServer } from '../platform/http/https-server.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, type HtmlErrorPage } from '../platform/http/error-handler.js';
 import { namesType, prefersJson } from '../platform/http/negotiation.js';
 import { errorPage } from '../authserver/authorize/views.js';
 import { pageHeaders } from '../authserver/authorize/pages.js';
@@ -53,17 +52,11 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     genReqId: () => `${idPrefix}-${(++requestCount).toString(36)}`,
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
-    serverFactory: (handler) => {
-      const server = https.createServer({ key: cert.key, cert: cert.cert, requireHostHeader: false }, (req, res) => {
+    serverFactory: (handler) =>
+      createHttpsServer(cert, (req, res) => {
         applyMethodOverride(req);
         handler(req, res);
-      });
-      answerWhatNodeWould(server);
-      readAsStreamOncePaused(server);
-      // Longer than the idle timeout of common load balancers (60 s), as Fastify's own default.
-      server.keepAliveTimeout = 72_000;
-      return server;
-    },
+      }),
   });
 
   app.addHook('onClose', async () => logDestination.flushSync());

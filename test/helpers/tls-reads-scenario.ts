@@ -2,15 +2,16 @@
 // runner's process the event loop turns differently and Node's failure does not show): an HTTPS
 // server whose responses above 16 KiB are written in a check-phase callback of a busy event loop,
 // and a client in another process that reads each and then POSTs a body of several TLS records on
-// the same connection. Prints {answers, parserErrors} as JSON. Argument: "streams" applies
-// readAsStreamOncePaused.
+// the same connection. Prints {answers, parserErrors} as JSON. Argument: "gatehouse" serves with
+// the server gatehouse listens with (createHttpsServer), "node" with a bare node:https server.
 import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { generate } from 'selfsigned';
-import { readAsStreamOncePaused } from '../../src/platform/http/tls-reads.js';
+import { createHttpsServer } from '../../src/platform/http/https-server.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 30);
 const BODY = 70_000;
@@ -40,14 +41,15 @@ const busy = (ms: number) => {
   const end = Date.now() + ms;
   while (Date.now() < end);
 };
-const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+const handler = (req: IncomingMessage, res: ServerResponse) => {
   // Written by a check-phase callback that then keeps the loop busy, as a bulk job's chunk does:
   // the write is done only at the next check phase, after the next poll has read the next request.
   if (req.method === 'GET') return void setImmediate(() => (res.end(big), busy(30)));
   let length = 0;
   req.on('data', (d: Buffer) => (length += d.length)).on('end', () => res.end(String(length)));
-});
-if (process.argv[2] === 'streams') readAsStreamOncePaused(server);
+};
+const tls = { key: pems.private, cert: pems.cert };
+const server = process.argv[2] === 'gatehouse' ? createHttpsServer(tls, handler) : https.createServer(tls, handler);
 const parserErrors: string[] = [];
 server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
   parserErrors.push(String(err.code));

@@ -5,7 +5,7 @@ import { sqlOf } from '../../platform/store/sql.js';
 import type { CollectionModel, CollectionRegistry } from '../../contract/collections.js';
 import { SYSTEM_SORT_FIELDS } from '../../platform/config/record-fields.js';
 import { readSetting, writeSetting } from '../../platform/store/settings.js';
-import { columnOfField, SEARCH_LAYOUT_OWNER_RANGES, SEARCH_MAX_OWNERS, SEARCH_OWNER_SHIFT, SEARCH_ROWID_MASK } from './records.js';
+import { columnOfField, ownerRangeStart, searchInOwnerRanges, SEARCH_LAYOUT_OWNER_RANGES, SEARCH_MAX_OWNERS, SEARCH_OWNER_SHIFT, SEARCH_ROWID_MASK } from './records.js';
 
 // Each collection has its own table r_<name>; this brings the tables in line with the config:
 // creates what is missing, adds and backfills columns for new filter/sort fields, adds indexes.
@@ -136,7 +136,7 @@ function utcInstant(value: string): string | null {
  */
 async function syncSearch(store: Store, model: CollectionModel): Promise<boolean> {
   const marker = `search:${model.table}`;
-  const ranges = store.engine === 'sqlite' && model.access === 'owner' && model.search.length > 0;
+  const ranges = searchInOwnerRanges(store, model) && model.search.length > 0;
   const want = (ranges ? `${SEARCH_LAYOUT_OWNER_RANGES}:` : '') + model.search.join(',');
   const have = (await readSetting(store, marker)) ?? '';
   if (want === have) return false;
@@ -152,10 +152,7 @@ async function syncSearch(store: Store, model: CollectionModel): Promise<boolean
           sql` || ' ' || `,
         );
       // The FTS rowid of a record (`row`: old or the backfill's r).
-      const key = (row: 'old' | 'r') =>
-        ranges
-          ? sql`((select num from search_owners where subject = ${sql.raw(row)}.owner) << ${sql.lit(SEARCH_OWNER_SHIFT)}) + ${sql.raw(row)}.rowid`
-          : sql`${sql.raw(row)}.rowid`;
+      const key = (row: 'old' | 'r') => (ranges ? sql`${ownerRangeStart(sql.raw(`${row}.owner`))} + ${sql.raw(row)}.rowid` : sql`${sql.raw(row)}.rowid`);
       // Indexes the new row. A record beyond its owner's range (2^36 rows) or an owner beyond 2^27
       // would land in another owner's range: refused, never indexed there.
       const index = ranges

@@ -108,7 +108,10 @@ export const SEARCH_MAX_OWNERS = 2 ** 27;
 export const SEARCH_LAYOUT_OWNER_RANGES = 'owner-ranges';
 
 /** Whether the collection's search index is laid out in owner ranges. */
-const searchInOwnerRanges = (store: Store, model: CollectionModel) => store.engine === 'sqlite' && model.access === 'owner';
+export const searchInOwnerRanges = (store: Store, model: CollectionModel) => store.engine === 'sqlite' && model.access === 'owner';
+
+/** The first search-index rowid of an owner's range (`subject`: an SQL expression of the owner; NULL when it has no number yet). */
+export const ownerRangeStart = (subject: RawBuilder<unknown>) => sql`((select num from search_owners where subject = ${subject}) << ${sql.lit(SEARCH_OWNER_SHIFT)})`;
 
 const LIKE_ESCAPES = /[\\%_]/g;
 const likeLiteral = (s: string) => s.replace(LIKE_ESCAPES, (c) => `\\${c}`);
@@ -255,7 +258,7 @@ function buildList(store: Store, db: Kysely<any>, model: CollectionModel, q: Row
         : sql`${sql.ref(`${model.table}.search_vector`)} @@ plainto_tsquery('simple', ${p(slots.search)})`,
     );
     if (ranges && slots.owner >= 0) {
-      const start = sql`((select num from search_owners where subject = ${p(slots.owner)}) << ${sql.lit(SEARCH_OWNER_SHIFT)})`;
+      const start = ownerRangeStart(p(slots.owner));
       searchWhere.push(sql`${ftsRowid} between ${start} and ${start} + ${sql.lit(SEARCH_ROWID_MASK)}`);
     }
     where.push(...searchWhere);

@@ -160,23 +160,21 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
   };
 }
 
-/** A number of milliseconds from the environment; unset or empty: the default. */
-function millisecondsFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const ms = Number(text);
-  if (!Number.isFinite(ms) || ms < 0) throw new ConfigError('environment', name, 'must be a number of milliseconds (0 or more)');
-  return ms;
-}
-
-/** A pool size from the environment: a whole number of connections, at least 1; unset or empty: null (the default). */
-function poolSizeFromEnv(env: NodeJS.ProcessEnv, name: string): number | null {
+/** A number from the environment that `valid` accepts (else a config error saying `must`); unset or empty: null. */
+function numberFromEnv(env: NodeJS.ProcessEnv, name: string, valid: (n: number) => boolean, must: string): number | null {
   const text = env[name];
   if (text === undefined || text === '') return null;
-  const size = Number(text);
-  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new ConfigError('environment', name, 'must be a whole number of connections (1-1000)');
-  return size;
+  const n = Number(text);
+  if (!valid(n)) throw new ConfigError('environment', name, must);
+  return n;
 }
+
+const millisecondsFromEnv = (env: NodeJS.ProcessEnv, name: string, fallback: number): number =>
+  numberFromEnv(env, name, (ms) => Number.isFinite(ms) && ms >= 0, 'must be a number of milliseconds (0 or more)') ?? fallback;
+
+/** Null: the store's default. */
+const poolSizeFromEnv = (env: NodeJS.ProcessEnv, name: string): number | null =>
+  numberFromEnv(env, name, (size) => Number.isInteger(size) && size >= 1 && size <= 1000, 'must be a whole number of connections (1-1000)');
 
 /** After listening on port 0 the real port is known: derive the URLs again. */
 export function withListeningPort(cfg: Config, port: number): Config {
