@@ -1,12 +1,29 @@
 #!/usr/bin/env node
-// The entry point of `gatehouse`. Before anything else is loaded, V8's young generation is capped
-// (loading the program's modules alone grows it to node's default of 16 MiB semi-spaces); the
-// command line comes after, in program.ts.
-import { capYoungGeneration } from '../platform/memory/young-generation.js';
+import { Command } from 'commander';
+import { serveCommand } from './serve.js';
+import { migrateCommand } from './migrate.js';
+import { maintenanceCommand } from './maintenance.js';
+import { userCommand } from './user.js';
+import { clientCommand } from './client.js';
+import { grantCommand } from './grant.js';
+import { webhookCommand } from './webhook.js';
+import { keysCommand } from './keys.js';
+import { backupCommands } from './backup.js';
+import { reportAndExit } from './common.js';
+import { parseCommandLine } from './command-line.js';
 
-/** V8's young generation per semi-space, at most (node's default: 16 MiB; docs/deployment.md#memory). */
-const SEMI_SPACE_MIB = 8;
+const program = new Command('gatehouse')
+  .description('A JSON resource API over HTTPS with an OAuth 2.0 authorization server in front of it')
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
 
-capYoungGeneration(SEMI_SPACE_MIB);
-const { runCommandLine } = await import('./program.js');
-runCommandLine();
+serveCommand(program);
+userCommand(program);
+clientCommand(program);
+grantCommand(program);
+webhookCommand(program);
+migrateCommand(program);
+maintenanceCommand(program);
+keysCommand(program);
+backupCommands(program);
+
+parseCommandLine(program).catch(reportAndExit);
