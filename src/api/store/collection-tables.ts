@@ -85,6 +85,26 @@ export async function syncCollectionTables(store: Store, collections: Collection
   return report;
 }
 
+/** PostgreSQL: the search index of an owner collection leads with the owner (btree_gin). */
+const SEARCH_LAYOUT_OWNER_GIN = 'owner-gin';
+
+/**
+ * Whether PostgreSQL's btree_gin extension is there or could be created now (it lets a GIN index
+ * hold the owner beside the search vector). Not an error when it cannot: the search index is then
+ * the vector alone.
+ */
+async function btreeGin(store: Store): Promise<boolean> {
+  const db = sqlOf(store);
+  const installed = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'btree_gin'`.execute(db)).rows[0].n > 0;
+  if (await installed()) return true;
+  try {
+    await sql`create extension if not exists btree_gin`.execute(db);
+  } catch {
+    // No privilege, or not shipped with this server; or another process created it meanwhile.
+  }
+  return installed();
+}
+
 /** Text mirror columns made before binary collation was the rule get it (PostgreSQL rebuilds their indexes). */
 async function binaryCollation(store: Store, model: CollectionModel): Promise<void> {
   const db = sqlOf(store);
@@ -128,21 +148,36 @@ function utcInstant(value: string): string | null {
  * tsvector column with a GIN index. Built (and backfilled) when the search fields, or the layout
  * below, change. True when it was (re)built now.
  *
- * SQLite, `access: owner`: the search index is composite with the owner, as the other indexes of
- * such a collection lead with it. A record's FTS rowid is its owner's number (`search_owners`)
- * times 2^36 plus the record's rowid (which gatehouse never renumbers: no VACUUM), so one owner's
- * records are one rowid range: a search reads and ranks the caller's matches only, and counts them
- * without reading a record (buildList in records.ts). Other collections: the record's rowid.
+ * `access: owner`: the search index is composite with the owner, as the other indexes of such a
+ * collection lead with it. PostgreSQL: a GIN index on (owner, search_vector), which needs the
+ * btree_gin extension (in PostgreSQL's contrib, trusted since 13: a role that may create in the
+ * database may create it); where it cannot be created, the GIN index on search_vector alone, as
+ * before, and the owner is checked on each match's row. SQLite: a record's FTS rowid is its
+ * owner's number (`search_owners`) times 2^36 plus the record's rowid (which gatehouse never
+ * renumbers: no VACUUM), so one owner's records are one rowid range: a search reads and ranks the
+ * caller's matches only, and counts them without reading a record (buildList in records.ts).
+ * Other collections: the record's rowid.
  */
 async function syncSearch(store: Store, model: CollectionModel): Promise<boolean> {
   const marker = `search:${model.table}`;
   const ranges = searchInOwnerRanges(store, model) && model.search.length > 0;
-  const want = (ranges ? `${SEARCH_LAYOUT_OWNER_RANGES}:` : '') + model.search.join(',');
+  const ownerGin = store.engine === 'postgres' && model.access === 'owner' && model.search.length > 0 && (await btreeGin(store));
+  const layout = ranges ? `${SEARCH_LAYOUT_OWNER_RANGES}:` : ownerGin ? `${SEARCH_LAYOUT_OWNER_GIN}:` : '';
+  const want = layout + model.search.join(',');
   const have = (await readSetting(store, marker)) ?? '';
   if (want === have) return false;
   const db = sqlOf(store);
   const fts = `${model.table}_fts`;
   if (store.engine === 'sqlite') {
+    if (ranges) {
+      // The backfill below must not place a record in another owner's range either: what the
+      // trigger refuses one record at a time (RAISE exists only in triggers) is refused here
+      // before anything changes. Owners are counted as if each one still needed a new number.
+      await sql`create table if not exists search_owners (num integer primary key, subject text not null unique)`.execute(db);
+      const { rows } = await sql<{ full: number }>`select coalesce((select max(rowid) from ${sql.table(model.table)}), 0) > ${sql.lit(SEARCH_ROWID_MASK)}
+        or coalesce((select max(num) from search_owners), 0) + (select count(distinct owner) from ${sql.table(model.table)}) >= ${sql.lit(SEARCH_MAX_OWNERS)} as full`.execute(db);
+      if (rows[0]?.full) throw new Error(`the search index of ${model.name} has no room for its records (a record beyond the 2^36th row, or more than 2^27 owners)`);
+    }
     for (const t of ['ai', 'ad', 'au']) await sql`drop trigger if exists ${sql.id(`${fts}_${t}`)}`.execute(db);
     await sql`drop table if exists ${sql.table(fts)}`.execute(db);
     if (model.search.length) {
@@ -164,7 +199,6 @@ async function syncSearch(store: Store, model: CollectionModel): Promise<boolean
               ${text('new')}
             from search_owners as o where o.subject = new.owner;`
         : sql`insert into ${sql.table(fts)} (rowid, body) values (new.rowid, ${text('new')});`;
-      if (ranges) await sql`create table if not exists search_owners (num integer primary key, subject text not null unique)`.execute(db);
       await sql`create virtual table ${sql.table(fts)} using fts5(body, tokenize = 'unicode61 remove_diacritics 2')`.execute(db);
       await sql`create trigger ${sql.id(`${fts}_ai`)} after insert on ${sql.table(model.table)} begin ${index} end`.execute(db);
       await sql`create trigger ${sql.id(`${fts}_ad`)} after delete on ${sql.table(model.table)} begin
@@ -176,16 +210,21 @@ async function syncSearch(store: Store, model: CollectionModel): Promise<boolean
       await sql`insert into ${sql.table(fts)} (rowid, body) select ${key('r')}, ${text('r')} from ${sql.table(model.table)} as r`.execute(db);
     }
   } else {
+    // Only the index changes when only the layout did (the owner joined it): re-adding the
+    // generated column would rewrite every row of the table.
+    const sameFields = have !== '' && have.replace(/^[a-z-]+:/, '') === model.search.join(',');
     await sql`drop index if exists ${sql.id(`${model.table}_search`)}`.execute(db);
-    await sql`alter table ${sql.table(model.table)} drop column if exists search_vector`.execute(db);
+    if (!sameFields) await sql`alter table ${sql.table(model.table)} drop column if exists search_vector`.execute(db);
     if (model.search.length) {
       const text = sql.join(
         model.search.map((f) => sql`coalesce(doc::jsonb ->> ${sql.lit(f)}, '')`),
         sql` || ' ' || `,
       );
-      await sql`alter table ${sql.table(model.table)} add column search_vector tsvector
-        generated always as (to_tsvector('simple'::regconfig, ${text})) stored`.execute(db);
-      await sql`create index ${sql.id(`${model.table}_search`)} on ${sql.table(model.table)} using gin (search_vector)`.execute(db);
+      if (!sameFields)
+        await sql`alter table ${sql.table(model.table)} add column search_vector tsvector
+          generated always as (to_tsvector('simple'::regconfig, ${text})) stored`.execute(db);
+      await sql`create index ${sql.id(`${model.table}_search`)} on ${sql.table(model.table)}
+        using gin (${sql.raw(ownerGin ? 'owner, ' : '')}search_vector)`.execute(db);
     }
   }
   await writeSetting(store, marker, want);

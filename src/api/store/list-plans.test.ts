@@ -21,7 +21,7 @@ import { buildCollections, type CollectionRegistry } from '../../contract/collec
 import { Links } from '../links.js';
 import { Records } from '../records.js';
 import { parseListQuery } from '../query.js';
-import { createPgDatabase, pgAvailable } from '../../../test/helpers/server.js';
+import { createPgDatabase, pgAvailable, TEST_DATABASE_URL } from '../../../test/helpers/server.js';
 
 // 1,000,000 rows take a minute to load on a small machine; the plans (chosen from ANALYZE
 // statistics) are the same from a few hundred thousand rows on. GATEHOUSE_PLAN_ROWS=1000000 checks
@@ -66,6 +66,8 @@ interface Case {
   maySortMatches?: boolean;
   /** The count must be served by this index alone (a compound index of the config's `indexes`). */
   countIndex?: RegExp;
+  /** Every statement's plan must match this. */
+  plan?: RegExp;
 }
 
 const CASES: Case[] = [
@@ -81,6 +83,16 @@ const CASES: Case[] = [
   { name: 'zoos filtered on founded (integer), second page', collection: 'zoos', query: { founded: '1907', limit: '10', offset: '10' } },
   { name: 'zoos, no filter, sorted by created_at descending', collection: 'zoos', query: { sortby: 'created_at', order: 'desc', limit: '20' }, ordered: true },
   { name: 'zoos, no filter, sorted by updated_at', collection: 'zoos', query: { sortby: 'updated_at', limit: '20' }, ordered: true },
+];
+
+/** PostgreSQL: a search of an owner collection seeks the owner and the word in one GIN index (btree_gin). */
+const PG_SEARCH: Case[] = [
+  {
+    name: 'zoos searched for a word (q=), ranked: owner and word from one index',
+    collection: 'zoos',
+    query: { q: 'City7', limit: '20' },
+    plan: /Bitmap Index Scan on r_zoos_search\b[^\n]*\n\s*Index Cond: \(\(owner = [^\n]*\) AND \(search_vector @@ /,
+  },
 ];
 
 /** A sort on a declared (nullable) field with no filter: only an index in the same NULLS order avoids a sort. */
@@ -121,6 +133,7 @@ async function checkPlans(
       assert.ok(plan.some(planOk), `${c.name}: no index use in\n${q.sql}\n${text}`);
       const bounded = engine === 'postgres' && c.maySortMatches && /Index Cond: .*x_city/.test(text);
       if (c.ordered && !bounded && /order by/i.test(q.sql)) assert.doesNotMatch(text, sortStep, `${c.name}: sorts every matching row in\n${q.sql}\n${text}`);
+      if (c.plan) assert.match(text, c.plan, `${c.name}: unexpected plan for\n${q.sql}\n${text}`);
       if (c.countIndex && /count\(\*\)/i.test(q.sql)) assert.match(text, c.countIndex, `${c.name}: the count reads more than the compound index in\n${q.sql}\n${text}`);
     }
     // Generous bound: a full scan of 1,000,000 rows with a sort takes far longer than this.
@@ -193,17 +206,80 @@ test('PostgreSQL: the same lists use an index, never a sequential scan', async (
     await sql`vacuum analyze r_zoos`.execute(sqlOf(store));
     const captured: CompiledQuery[] = [];
     const logged = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: (event) => void captured.push(event.query) });
-    await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => t.diagnostic(m), CASES, 'postgres');
+    await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => t.diagnostic(m), [...CASES, ...PG_SEARCH], 'postgres');
     await t.test(
       'a sort on a declared field walks its index',
       async (st) => {
         await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => st.diagnostic(m), FIELD_SORT);
       },
     );
+    await t.test('a search index built without the owner gets it at the next start, without rewriting the table', async () => {
+      const db = sqlOf(store);
+      const indexDef = async () => (await sql<{ indexdef: string }>`select indexdef from pg_indexes where indexname = 'r_zoos_search'`.execute(db)).rows[0].indexdef;
+      const vectorColumn = async () => (await sql<{ attnum: number }>`select attnum from pg_attribute where attrelid = 'r_zoos'::regclass and attname = 'search_vector'`.execute(db)).rows[0].attnum;
+      assert.match(await indexDef(), /USING gin \(owner, search_vector\)/);
+      // The layout of the previous version: the vector alone, and its marker.
+      await sql`drop index r_zoos_search`.execute(db);
+      await sql`create index r_zoos_search on r_zoos using gin (search_vector)`.execute(db);
+      await sql`update settings set value = 'name,city' where key = 'search:r_zoos'`.execute(db);
+      const column = await vectorColumn();
+      const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} }).collections);
+      const report = await syncCollectionTables(store, collections);
+      assert.deepEqual(report.searchIndexed, ['zoos']);
+      assert.match(await indexDef(), /USING gin \(owner, search_vector\)/);
+      assert.equal(await vectorColumn(), column, 'the generated column is the same one (not dropped and added again)');
+      assert.deepEqual((await syncCollectionTables(store, collections)).searchIndexed, [], 'nothing to do at the start after');
+    });
     await logged.destroy();
   } finally {
     await store.close();
     await pool.end().catch(() => undefined);
     await database.drop();
+  }
+});
+
+test('PostgreSQL: where btree_gin cannot be created, the search index is the vector alone and searches still answer', async (t) => {
+  if (!pgAvailable) {
+    t.skip('PostgreSQL is not reachable (TEST_DATABASE_URL)');
+    return;
+  }
+  const database = await createPgDatabase();
+  // A role that may create tables in the schema but not extensions in the database.
+  const role = `gatehouse_plain_${process.pid}_${Date.now().toString(36)}`;
+  const asAdmin = async (url: string, statement: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await asAdmin(database.url, `create role ${role} login`);
+  await asAdmin(database.url, `grant create, usage on schema public to ${role}`);
+  const url = new URL(database.url);
+  url.username = role;
+  const store = await openStore(url.toString());
+  try {
+    const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} }).collections);
+    await migrateCore(store);
+    await syncCollectionTables(store, collections);
+    const db = sqlOf(store);
+    assert.equal((await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'btree_gin'`.execute(db)).rows[0].n, 0);
+    const { rows } = await sql<{ indexdef: string }>`select indexdef from pg_indexes where indexname = 'r_zoos_search'`.execute(db);
+    assert.match(rows[0].indexdef, /USING gin \(search_vector\)/);
+    await sql`insert into r_zoos (id, owner, parent_id, version, created_at, updated_at, doc)
+      values ('z1', 'client:one', null, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{"name":"Lion Park","city":"Lyon"}'),
+             ('z2', 'client:two', null, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{"name":"Lion Lodge","city":"Lyon"}')`.execute(db);
+    const model = collections.get('zoos')!;
+    const records = new Records({ config: loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} }), store, redis: null, collections, keys: new KeyRing(store) } as unknown as AppContext, new Links(() => 'https://127.0.0.1:8443', 1, collections));
+    const { rows: found, total } = await records.list({ model, parentId: null }, caller('client:one'), parseListQuery(model, { q: 'lion' }, { defaultLimit: 20, maxLimit: 100 }));
+    assert.deepEqual(found.map((r) => r.id), ['z1']);
+    assert.equal(total, 1);
+    assert.deepEqual((await syncCollectionTables(store, collections)).searchIndexed, [], 'nothing rebuilt at the next start');
+  } finally {
+    await store.close();
+    await database.drop();
+    await asAdmin(TEST_DATABASE_URL, `drop role if exists ${role}`);
   }
 });

@@ -78,3 +78,26 @@ test('each owner\'s records are one range of the search index, through inserts, 
     await store.close();
   }
 });
+
+test('rebuilding the search index over records beyond an owner\'s range is refused before anything changes', async () => {
+  const file = path.join(dir, 'rebuild.db');
+  const store = await openStore(`sqlite:${file}`);
+  const raw = new BetterSqlite3(file);
+  try {
+    const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: dir, env: {} }).collections);
+    await migrateCore(store);
+    await syncCollectionTables(store, collections);
+    // A record the owner ranges have no room for, stored while no trigger guarded the table (as
+    // by an earlier version), and the marker of that version's layout: the next start rebuilds.
+    for (const t of ['ai', 'ad', 'au']) raw.exec(`drop trigger r_zoos_fts_${t}`);
+    raw.prepare(`insert into r_zoos (rowid, id, owner, parent_id, version, created_at, updated_at, doc, x_name, x_city, x_founded)
+      values (?, 'far', 'client:one', null, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', json_object('name', 'Lion Far'), 'Lion Far', null, null)`).run(2 ** SEARCH_OWNER_SHIFT + 5);
+    raw.prepare("update settings set value = 'name,city' where key = 'search:r_zoos'").run();
+    await assert.rejects(syncCollectionTables(store, collections), /the search index of zoos has no room for its records/);
+    assert.equal((raw.prepare("select value from settings where key = 'search:r_zoos'").get() as { value: string }).value, 'name,city', 'the marker is kept: the next start tries again');
+    assert.equal((raw.prepare("select count(*) as n from sqlite_master where name = 'r_zoos_fts'").get() as { n: number }).n, 1, 'the index is not dropped');
+  } finally {
+    raw.close();
+    await store.close();
+  }
+});
