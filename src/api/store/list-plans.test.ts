@@ -206,14 +206,18 @@ test('PostgreSQL: the same lists use an index, never a sequential scan', async (
     await sql`vacuum analyze r_zoos`.execute(sqlOf(store));
     const captured: CompiledQuery[] = [];
     const logged = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log: (event) => void captured.push(event.query) });
-    await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => t.diagnostic(m), [...CASES, ...PG_SEARCH], 'postgres');
+    // btree_gin ships with PostgreSQL's contrib; a server built without it gets the vector-only
+    // index (the last test of this file checks that layout).
+    const btreeGin = (await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'btree_gin'`.execute(sqlOf(store))).rows[0].n > 0;
+    if (!btreeGin) t.diagnostic('btree_gin is not available on this PostgreSQL: the owner-composite search index is not checked');
+    await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => t.diagnostic(m), btreeGin ? [...CASES, ...PG_SEARCH] : CASES, 'postgres');
     await t.test(
       'a sort on a declared field walks its index',
       async (st) => {
         await checkPlans(store, logged, captured, (line) => /Index (Only )?Scan .*on r_zoos|Bitmap Index Scan on r_zoos_/.test(line), /Seq Scan on r_zoos/, /\bSort\b/, (m) => st.diagnostic(m), FIELD_SORT);
       },
     );
-    await t.test('a search index built without the owner gets it at the next start, without rewriting the table', async () => {
+    await t.test('a search index built without the owner gets it at the next start, without rewriting the table', { skip: !btreeGin && 'btree_gin is not available' }, async () => {
       const db = sqlOf(store);
       const indexDef = async () => (await sql<{ indexdef: string }>`select indexdef from pg_indexes where indexname = 'r_zoos_search'`.execute(db)).rows[0].indexdef;
       const vectorColumn = async () => (await sql<{ attnum: number }>`select attnum from pg_attribute where attrelid = 'r_zoos'::regclass and attname = 'search_vector'`.execute(db)).rows[0].attnum;
