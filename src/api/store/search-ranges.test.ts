@@ -18,17 +18,22 @@ import { listRecordRows, SEARCH_OWNER_SHIFT, type RowQuery } from './records.js'
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-search-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('each owner\'s records are one range of the search index, through inserts, updates, owner changes and deletes; a record beyond its range is refused', async () => {
-  const file = path.join(dir, 'search.db');
+/** A SQLite file with the demo deployment's collection tables, through the store and a raw connection. */
+async function demoDatabase(name: string) {
+  const file = path.join(dir, name);
   const store = await openStore(`sqlite:${file}`);
-  const raw = new BetterSqlite3(file);
+  const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: dir, env: {} }).collections);
+  await migrateCore(store);
+  await syncCollectionTables(store, collections);
+  return { store, collections, raw: new BetterSqlite3(file) };
+}
+
+test('each owner\'s records are one range of the search index, through inserts, updates, owner changes and deletes; a record beyond its range is refused', async () => {
+  const { store, collections, raw } = await demoDatabase('search.db');
   try {
-    const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: dir, env: {} }).collections);
     const zoos = collections.get('zoos')!;
     assert.equal(zoos.access, 'owner');
     assert.deepEqual(zoos.search, ['name', 'city']);
-    await migrateCore(store);
-    await syncCollectionTables(store, collections);
 
     const insert = raw.prepare(`insert into r_zoos (rowid, id, owner, parent_id, version, created_at, updated_at, doc, x_name, x_city, x_founded)
       values (?, ?, ?, null, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', json_object('name', ?, 'city', 'Lyon'), ?, 'Lyon', null)`);
@@ -80,13 +85,8 @@ test('each owner\'s records are one range of the search index, through inserts, 
 });
 
 test('rebuilding the search index over records beyond an owner\'s range is refused before anything changes', async () => {
-  const file = path.join(dir, 'rebuild.db');
-  const store = await openStore(`sqlite:${file}`);
-  const raw = new BetterSqlite3(file);
+  const { store, collections, raw } = await demoDatabase('rebuild.db');
   try {
-    const collections = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: dir, env: {} }).collections);
-    await migrateCore(store);
-    await syncCollectionTables(store, collections);
     // A record the owner ranges have no room for, stored while no trigger guarded the table (as
     // by an earlier version), and the marker of that version's layout: the next start rebuilds.
     for (const t of ['ai', 'ad', 'au']) raw.exec(`drop trigger r_zoos_fts_${t}`);
