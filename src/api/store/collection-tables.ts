@@ -46,6 +46,8 @@ export function indexesOf(model: CollectionModel): { name: string; columns: stri
 export async function syncCollectionTables(store: Store, collections: CollectionRegistry): Promise<SyncReport> {
   const report: SyncReport = { created: [], columnsAdded: [], indexesCreated: 0, searchIndexed: [] };
   const db = sqlOf(store) as unknown as Kysely<any>;
+  let ownerGin: Promise<boolean> | null = null;
+  const canIndexOwnerInGin = () => (ownerGin ??= btreeGin(store));
   for (const model of collections.values()) {
     const columns = await existingColumns(store, model.table);
     if (!columns) {
@@ -80,7 +82,7 @@ export async function syncCollectionTables(store: Store, collections: Collection
       await store.createIndex(model.table, index.name, index.columns, nullable);
       report.indexesCreated++;
     }
-    if (await syncSearch(store, model)) report.searchIndexed.push(model.name);
+    if (await syncSearch(store, model, canIndexOwnerInGin)) report.searchIndexed.push(model.name);
   }
   return report;
 }
@@ -91,7 +93,7 @@ const SEARCH_LAYOUT_OWNER_GIN = 'owner-gin';
 /**
  * Whether PostgreSQL's btree_gin extension is there or could be created now (it lets a GIN index
  * hold the owner beside the search vector). Not an error when it cannot: the search index is then
- * the vector alone.
+ * the vector alone. Asked once per sync, by the first owner collection with search fields.
  */
 async function btreeGin(store: Store): Promise<boolean> {
   const db = sqlOf(store);
@@ -158,12 +160,14 @@ function utcInstant(value: string): string | null {
  * caller's matches only, and counts them without reading a record (buildList in records.ts).
  * Other collections: the record's rowid.
  */
-async function syncSearch(store: Store, model: CollectionModel): Promise<boolean> {
+async function syncSearch(store: Store, model: CollectionModel, canIndexOwnerInGin: () => Promise<boolean>): Promise<boolean> {
   const marker = `search:${model.table}`;
   const ranges = searchInOwnerRanges(store, model) && model.search.length > 0;
-  const ownerGin = store.engine === 'postgres' && model.access === 'owner' && model.search.length > 0 && (await btreeGin(store));
+  const ownerGin = store.engine === 'postgres' && model.access === 'owner' && model.search.length > 0 && (await canIndexOwnerInGin());
+  // The marker: `<layout>:<fields>`, or the fields alone for the plain layout.
   const layout = ranges ? `${SEARCH_LAYOUT_OWNER_RANGES}:` : ownerGin ? `${SEARCH_LAYOUT_OWNER_GIN}:` : '';
-  const want = layout + model.search.join(',');
+  const fields = model.search.join(',');
+  const want = layout + fields;
   const have = (await readSetting(store, marker)) ?? '';
   if (want === have) return false;
   const db = sqlOf(store);
@@ -212,7 +216,7 @@ async function syncSearch(store: Store, model: CollectionModel): Promise<boolean
   } else {
     // Only the index changes when only the layout did (the owner joined it): re-adding the
     // generated column would rewrite every row of the table.
-    const sameFields = have !== '' && have.replace(/^[a-z-]+:/, '') === model.search.join(',');
+    const sameFields = have !== '' && have.slice(have.indexOf(':') + 1) === fields;
     await sql`drop index if exists ${sql.id(`${model.table}_search`)}`.execute(db);
     if (!sameFields) await sql`alter table ${sql.table(model.table)} drop column if exists search_vector`.execute(db);
     if (model.search.length) {

@@ -13,7 +13,7 @@ import { openStore } from '../../platform/store/dialect.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { buildCollections } from '../../contract/collections.js';
 import { syncCollectionTables } from './collection-tables.js';
-import { listRecordRows, SEARCH_OWNER_SHIFT, type RowQuery } from './records.js';
+import { listRecordRows, SEARCH_MAX_OWNERS, SEARCH_OWNER_SHIFT, type RowQuery } from './records.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-search-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -84,18 +84,30 @@ test('each owner\'s records are one range of the search index, through inserts, 
   }
 });
 
-test('rebuilding the search index over records beyond an owner\'s range is refused before anything changes', async () => {
+test('rebuilding the search index over records beyond an owner\'s range, or for more owners than it has ranges, is refused before anything changes', async () => {
   const { store, collections, raw } = await demoDatabase('rebuild.db');
   try {
     // A record the owner ranges have no room for, stored while no trigger guarded the table (as
     // by an earlier version), and the marker of that version's layout: the next start rebuilds.
     for (const t of ['ai', 'ad', 'au']) raw.exec(`drop trigger r_zoos_fts_${t}`);
-    raw.prepare(`insert into r_zoos (rowid, id, owner, parent_id, version, created_at, updated_at, doc, x_name, x_city, x_founded)
-      values (?, 'far', 'client:one', null, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', json_object('name', 'Lion Far'), 'Lion Far', null, null)`).run(2 ** SEARCH_OWNER_SHIFT + 5);
+    const insert = raw.prepare(`insert into r_zoos (rowid, id, owner, parent_id, version, created_at, updated_at, doc, x_name, x_city, x_founded)
+      values (?, ?, 'client:one', null, 1, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', json_object('name', 'Lion'), 'Lion', null, null)`);
+    insert.run(2 ** SEARCH_OWNER_SHIFT + 5, 'far');
     raw.prepare("update settings set value = 'name,city' where key = 'search:r_zoos'").run();
-    await assert.rejects(syncCollectionTables(store, collections), /the search index of zoos has no room for its records/);
-    assert.equal((raw.prepare("select value from settings where key = 'search:r_zoos'").get() as { value: string }).value, 'name,city', 'the marker is kept: the next start tries again');
-    assert.equal((raw.prepare("select count(*) as n from sqlite_master where name = 'r_zoos_fts'").get() as { n: number }).n, 1, 'the index is not dropped');
+    const refused = async () => {
+      await assert.rejects(syncCollectionTables(store, collections), /the search index of zoos has no room for its records/);
+      assert.equal((raw.prepare("select value from settings where key = 'search:r_zoos'").get() as { value: string }).value, 'name,city', 'the marker is kept: the next start tries again');
+      assert.equal((raw.prepare("select count(*) as n from sqlite_master where name = 'r_zoos_fts'").get() as { n: number }).n, 1, 'the index is not dropped');
+    };
+    await refused();
+    // The last owner number is taken: the records' owner would need one beyond the last range.
+    raw.prepare("delete from r_zoos where id = 'far'").run();
+    insert.run(1, 'near');
+    raw.prepare('insert into search_owners (num, subject) values (?, ?)').run(SEARCH_MAX_OWNERS - 1, 'client:last');
+    await refused();
+    // Room again: the rebuild goes through.
+    raw.prepare("delete from search_owners where subject = 'client:last'").run();
+    assert.deepEqual((await syncCollectionTables(store, collections)).searchIndexed, ['zoos']);
   } finally {
     raw.close();
     await store.close();
