@@ -94,17 +94,33 @@ const SEARCH_LAYOUT_OWNER_GIN = 'owner-gin';
  * Whether PostgreSQL's btree_gin extension is there or could be created now (it lets a GIN index
  * hold the owner beside the search vector). Not an error when it cannot: the search index is then
  * the vector alone. Asked once per sync, by the first owner collection with search fields.
+ * Creating it is tried only where the server ships it and the role may create it (a trusted
+ * extension needs CREATE on the database, any other a superuser), so that a role without that
+ * right does not leave a "permission denied" error in the server's log at every start.
  */
 async function btreeGin(store: Store): Promise<boolean> {
   const db = sqlOf(store);
   const installed = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_extension where extname = 'btree_gin'`.execute(db)).rows[0].n > 0;
   if (await installed()) return true;
+  if (!(await mayCreateExtension(store, 'btree_gin'))) return false;
   try {
     await sql`create extension if not exists btree_gin`.execute(db);
   } catch {
-    // No privilege, or not shipped with this server; or another process created it meanwhile.
+    // Another process created it meanwhile, or a rule the check above does not know.
   }
   return installed();
+}
+
+/** Whether this role may create the extension `name` here (exported for its test). */
+export async function mayCreateExtension(store: Store, name: string): Promise<boolean> {
+  try {
+    const { rows } = await sql<{ may: boolean }>`select has_database_privilege(current_database(), 'CREATE') and exists (
+        select 1 from pg_available_extensions a join pg_available_extension_versions v on v.name = a.name and v.version = a.default_version
+        where a.name = ${name} and (v.trusted or not v.superuser or (select rolsuper from pg_roles where rolname = current_user))) as may`.execute(sqlOf(store));
+    return rows[0].may;
+  } catch {
+    return true; // a server before PostgreSQL 13 has no `trusted` column: let creating it tell
+  }
 }
 
 /** Text mirror columns made before binary collation was the rule get it (PostgreSQL rebuilds their indexes). */

@@ -14,7 +14,7 @@ import { forgetStatistics, openStore, type Store } from '../../platform/store/di
 import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import { KeyRing } from '../../platform/crypto/keys.js';
-import { syncCollectionTables } from './collection-tables.js';
+import { mayCreateExtension, syncCollectionTables } from './collection-tables.js';
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
 import { buildCollections, type CollectionRegistry } from '../../contract/collections.js';
@@ -281,6 +281,13 @@ test('PostgreSQL: where btree_gin cannot be created, the search index is the vec
     assert.deepEqual(found.map((r) => r.id), ['z1']);
     assert.equal(total, 1);
     assert.deepEqual((await syncCollectionTables(store, collections)).searchIndexed, [], 'nothing rebuilt at the next start');
+    // Creating it was not even tried (no "permission denied" in the server's log at each start):
+    // the role may not; with CREATE on the database it may (btree_gin is a trusted extension).
+    assert.equal(await mayCreateExtension(store, 'btree_gin'), false);
+    const available = (await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'btree_gin'`.execute(db)).rows[0].n > 0;
+    await asAdmin(database.url, `grant create on database ${new URL(database.url).pathname.slice(1)} to ${role}`);
+    assert.equal(await mayCreateExtension(store, 'btree_gin'), available);
+    assert.equal(await mayCreateExtension(store, 'no_such_extension'), false);
   } finally {
     await store.close();
     await database.drop();
