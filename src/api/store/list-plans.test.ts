@@ -49,7 +49,8 @@ const caller = (subject: string): Caller => ({
 function recordingRecords(store: Store, collections: CollectionRegistry, logged: Kysely<any>, captured: CompiledQuery[]) {
   void captured;
   const config = loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} });
-  const ctx = { config, store: { ...store, db: logged }, redis: null, collections, keys: new KeyRing(store) } as unknown as AppContext;
+  // Every statement through the logging Kysely (not SQLite's direct read, which runs the same SQL).
+  const ctx = { config, store: { ...store, db: logged, readNow: undefined }, redis: null, collections, keys: new KeyRing(store) } as unknown as AppContext;
   return new Records(ctx, new Links(() => 'https://127.0.0.1:8443', 1, collections));
 }
 

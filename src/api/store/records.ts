@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type { CollectionModel } from '../../contract/collections.js';
-import { compiledOnce, count, sqlOf, statementCache, type On } from '../../platform/store/sql.js';
+import { compiledOnce, count, rowsOf, sqlOf, statementCache, type On } from '../../platform/store/sql.js';
 import { literalLimit, type Store } from '../../platform/store/dialect.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 import { deleteAttachmentsOf } from './attachments.js';
@@ -31,7 +31,7 @@ const any = (on: On) => sqlOf(on) as unknown as Kysely<any>;
 export async function readRecordRow(on: On, model: CollectionModel, id: string): Promise<RecordRow | null> {
   const db = any(on);
   const query = compiledOnce(sqlOf(on), `record:${model.table}`, () => db.selectFrom(model.table).select(RECORD_COLUMNS).where('id', '=', '').compile());
-  return (await db.executeQuery<RecordRow>({ ...query, parameters: [id] })).rows[0] ?? null;
+  return (await rowsOf<RecordRow>(on, { ...query, parameters: [id] }))[0] ?? null;
 }
 
 /** When the record with this id was deleted (epoch ms), or null. */
@@ -150,8 +150,8 @@ function planOf(compiled: CompiledQuery): Plan | null {
   return { sql: compiled.sql, slots };
 }
 
-async function runPlan<R>(db: Kysely<any>, plan: Plan, values: unknown[]): Promise<R[]> {
-  return (await db.executeQuery<R>(CompiledQuery.raw(plan.sql, plan.slots.map((i) => values[i])))).rows;
+async function runPlan<R>(on: On, plan: Plan, values: unknown[]): Promise<R[]> {
+  return rowsOf<R>(on, CompiledQuery.raw(plan.sql, plan.slots.map((i) => values[i])));
 }
 
 const MAX_LIST_PLANS = 500;
@@ -344,10 +344,10 @@ export async function listRecordRows(store: Store, model: CollectionModel, q: Ro
     if (cache.size >= MAX_LIST_PLANS) cache.clear();
     cache.set(`list:${shape}`, plans);
   }
-  const rows = await runPlan<RecordRow>(db, plans.page, values);
+  const rows = await runPlan<RecordRow>(store, plans.page, values);
   if (!q.count) return { rows, total: null };
   if (!q.after && rows.length < q.limit && (rows.length > 0 || q.offset === 0)) return { rows, total: q.offset + rows.length };
-  const counted = (await runPlan<{ n: number | string }>(db, plans.count, values))[0];
+  const counted = (await runPlan<{ n: number | string }>(store, plans.count, values))[0];
   return { rows, total: Number(counted?.n ?? 0) };
 }
 

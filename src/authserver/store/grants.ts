@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { CompiledQuery, InferResult, Kysely } from 'kysely';
 import type { AccessTokensTable, AuthorizationCodesTable, Database, GrantsTable, RefreshTokensTable } from '../../platform/store/schema.js';
 import { preparedInsert } from '../../platform/store/prepared-insert.js';
-import { compiledOnce, count, sqlOf, type On } from '../../platform/store/sql.js';
+import { compiledOnce, count, rowsOf, sqlOf, type On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 
 // Owner of a grant and everything issued under it: the grants, access_tokens, refresh_tokens and
@@ -144,7 +144,7 @@ function accessTokenQuery(db: Kysely<Database>) {
 export async function findAccessTokenWithGrant(on: On, selector: string): Promise<AccessTokenWithGrant | null> {
   const db = sqlOf(on);
   const query = compiledOnce(db, 'access-token-with-grant', () => accessTokenQuery(db).compile()) as CompiledQuery<AccessTokenWithGrant>;
-  return (await db.executeQuery<AccessTokenWithGrant>({ ...query, parameters: [selector] })).rows[0] ?? null;
+  return (await rowsOf<AccessTokenWithGrant>(on, { ...query, parameters: [selector] }))[0] ?? null;
 }
 
 /** Revokes one access token; returns whose it was (null when it was not live). */

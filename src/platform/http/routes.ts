@@ -4,9 +4,14 @@ import { methodNotAllowed } from './errors.js';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 const ALL: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
+/** Routes pass the same arrays of methods on every request: each is extended once. */
+const withHeadOf = new WeakMap<readonly string[], readonly string[]>();
+
 /** The methods a URL answers: GET brings HEAD with it. */
-export function withHead(methods: readonly string[]): string[] {
-  return methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : [...methods];
+export function withHead(methods: readonly string[]): readonly string[] {
+  let all = withHeadOf.get(methods);
+  if (!all) withHeadOf.set(methods, (all = methods.includes('GET') ? ['GET', 'HEAD', ...methods.filter((m) => m !== 'GET')] : [...methods]));
+  return all;
 }
 
 /**
@@ -19,7 +24,7 @@ export function routeMethods(
   handlers: Partial<Record<Method, RouteHandlerMethod>>,
   options: RouteShorthandOptions = {},
   /** Called instead of the plain 405 (the resource API answers with what the token may do). */
-  unsupported?: (request: FastifyRequest, allow: string[]) => Promise<void> | void,
+  unsupported?: (request: FastifyRequest, allow: readonly string[]) => Promise<void> | void,
 ): void {
   const methods = Object.keys(handlers) as Method[];
   for (const method of methods) app.route({ ...options, method, url, handler: handlers[method]! });

@@ -13,6 +13,15 @@ export function sqlOf(on: On): Kysely<Database> {
   return on instanceof WriteTx ? on.trx : (on as StoreInternals).db;
 }
 
+/**
+ * The rows of a compiled read: on SQLite at once where no transaction holds the connection
+ * (`readNow`), else through Kysely like every other statement (a write's transaction, PostgreSQL).
+ */
+export async function rowsOf<R>(on: On, query: CompiledQuery): Promise<R[]> {
+  const now = on instanceof WriteTx ? null : ((on as StoreInternals).readNow?.(query) ?? null);
+  return now === null ? (await sqlOf(on).executeQuery<R>(query)).rows : (now as R[]);
+}
+
 /** Kysely counts affected rows as bigint; the program speaks numbers. */
 export function count(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint; numInsertedOrUpdatedRows?: bigint }): number {
   return Number(result.numUpdatedRows ?? result.numDeletedRows ?? result.numInsertedOrUpdatedRows ?? 0n);
