@@ -1,4 +1,5 @@
 import type { CollectionModel, CollectionRegistry } from '../contract/collections.js';
+import { uriComponent } from '../platform/http/json-text.js';
 
 // Hypermedia: every resource object carries `link`, an object keyed by relation.
 
@@ -32,12 +33,12 @@ export class Links {
   }
 
   recordPath(model: CollectionModel, id: string): string {
-    return `/${model.name}/${encodeURIComponent(id)}`;
+    return `/${model.name}/${uriComponent(id)}`;
   }
 
   collectionPath(model: CollectionModel, parentId: string | null): string {
     return model.parent && parentId
-      ? `/${model.parent.collection}/${encodeURIComponent(parentId)}/${model.name}`
+      ? `/${model.parent.collection}/${uriComponent(parentId)}/${model.name}`
       : `/${model.name}`;
   }
 
@@ -47,7 +48,7 @@ export class Links {
       collection: this.link(this.collectionPath(model, parentId), `The ${model.title} collection`),
     };
     if (model.parent && parentId)
-      links.parent = this.link(`/${model.parent.collection}/${encodeURIComponent(parentId)}`, `The parent ${model.parent.collection} record`);
+      links.parent = this.link(`/${model.parent.collection}/${uriComponent(parentId)}`, `The parent ${model.parent.collection} record`);
     for (const child of model.children)
       links[child] = this.link(`${this.recordPath(model, id)}/${child}`, `The ${child} of this record`);
     if (model.attachments) links.attachments = this.link(`${this.recordPath(model, id)}/attachments`, 'The attachments of this record');
@@ -60,8 +61,8 @@ export class Links {
    */
   forRecordJson(model: CollectionModel, id: string, parentId: string | null): string {
     const { parts } = this.template(model, parentId !== null);
-    const idText = encodeURIComponent(id);
-    const parentText = parentId === null ? '' : encodeURIComponent(parentId);
+    const idText = uriComponent(id);
+    const parentText = parentId === null ? '' : uriComponent(parentId);
     // parts alternates text and placeholders: text, mark, text, mark, …, text.
     let out = parts[0];
     for (let i = 1; i < parts.length; i += 2) out += (parts[i] === ID_MARK ? idText : parentText) + parts[i + 1];

@@ -26,6 +26,7 @@ import {
 } from './store/records.js';
 import { insertRecordRows } from './store/records.js';
 import { newTimeOrderedId } from '../platform/crypto/secrets.js';
+import { jsonString } from '../platform/http/json-text.js';
 
 export type { RecordRow } from './store/records.js';
 
@@ -76,8 +77,8 @@ export class Records {
     const doc = row.doc.length > 2 ? `${row.doc.slice(1, -1)},` : '';
     const parent = model.parent ? `${JSON.stringify(model.parent.field)}:${JSON.stringify(row.parent_id)},` : '';
     return (
-      `{"id":${JSON.stringify(row.id)},${doc}${parent}"owner":${JSON.stringify(row.owner)},` +
-      `"created_at":${JSON.stringify(row.created_at)},"updated_at":${JSON.stringify(row.updated_at)},` +
+      `{"id":${jsonString(row.id)},${doc}${parent}"owner":${jsonString(row.owner)},` +
+      `"created_at":${jsonString(row.created_at)},"updated_at":${jsonString(row.updated_at)},` +
       `"link":${this.links.forRecordJson(model, row.id, row.parent_id)}}`
     );
   }
