@@ -171,6 +171,12 @@ test('a write-only token: writes allowed, reads are 405 with the write methods i
   const list = await client.json('GET', '/v1/orders');
   assert.equal(list.status, 405);
   assert.equal(list.headers.get('allow'), 'POST');
+  assert.equal(list.body.detail.method, 'requires scope orders:read');
+  // A method the URL does not support at all: the detail names what the URL allows, Allow what the token may do.
+  const patchList = await client.json('PATCH', '/v1/orders', {});
+  assert.equal(patchList.status, 405);
+  assert.equal(patchList.headers.get('allow'), 'POST');
+  assert.equal(patchList.body.detail.method, 'allowed: GET, HEAD, POST');
 });
 
 test("another subject's record: 403 on every method, and lists leave it out", async () => {

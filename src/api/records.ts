@@ -75,7 +75,7 @@ export class Records {
    */
   resourceJson(model: CollectionModel, row: RecordRow): string {
     const doc = row.doc.length > 2 ? `${row.doc.slice(1, -1)},` : '';
-    const parent = model.parent ? `${JSON.stringify(model.parent.field)}:${JSON.stringify(row.parent_id)},` : '';
+    const parent = model.parent ? `${jsonString(model.parent.field)}:${row.parent_id === null ? 'null' : jsonString(row.parent_id)},` : '';
     return (
       `{"id":${jsonString(row.id)},${doc}${parent}"owner":${jsonString(row.owner)},` +
       `"created_at":${jsonString(row.created_at)},"updated_at":${jsonString(row.updated_at)},` +

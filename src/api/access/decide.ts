@@ -17,12 +17,11 @@ export function permittedMethods(caller: Caller, collection: string, offered: re
  */
 export function decideAccess(caller: Caller, collection: string, method: string, offered: readonly string[]): void {
   requireAnyScope(caller, collection);
-  if (offered.includes(method) && caller.scopes.has(scopeForMethod(collection, method))) return;
-  const permitted = permittedMethods(caller, collection, offered);
-  if (!offered.includes(method) || !permitted.includes(method))
-    throw methodNotAllowed(permitted, offered.includes(method) ? `This token does not allow ${method} on ${collection}` : `${method} is not supported on this URL`, {
-      method: offered.includes(method) ? `requires scope ${scopeForMethod(collection, method)}` : `allowed: ${offered.join(', ')}`,
-    });
+  const supported = offered.includes(method);
+  if (supported && caller.scopes.has(scopeForMethod(collection, method))) return;
+  throw methodNotAllowed(permittedMethods(caller, collection, offered), supported ? `This token does not allow ${method} on ${collection}` : `${method} is not supported on this URL`, {
+    method: supported ? `requires scope ${scopeForMethod(collection, method)}` : `allowed: ${offered.join(', ')}`,
+  });
 }
 
 /** 403 unless the token holds some scope on the collection. */

@@ -113,7 +113,6 @@ export const searchInOwnerRanges = (store: Store, model: CollectionModel) => sto
 /** The first search-index rowid of an owner's range (`subject`: an SQL expression of the owner; NULL when it has no number yet). */
 export const ownerRangeStart = (subject: RawBuilder<unknown>) => sql`((select num from search_owners where subject = ${subject}) << ${sql.lit(SEARCH_OWNER_SHIFT)})`;
 
-
 /** Lower-cases ASCII letters only: what SQLite's lower() does, so both engines match the same rows. */
 const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 

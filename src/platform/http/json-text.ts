@@ -1,6 +1,7 @@
 // Text pieces of JSON and URLs built by hand on the hot paths (a list page renders 20 records):
 // the common case — a string with nothing to escape — without the general function's per-call cost
-// (JSON.stringify: 0.11 µs for a timestamp, this: 0.04 µs; a page of 20 records 12.8 -> 11.0 µs).
+// (JSON.stringify: 0.11 µs for a timestamp, this: 0.04 µs; with both below, a page of 20 records
+// is rendered in 10.4 instead of 12.7 µs).
 
 /** JSON.stringify(s) for a string: the same text, quickly when nothing needs escaping. */
 export function jsonString(s: string): string {
