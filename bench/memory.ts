@@ -36,7 +36,10 @@ function rssParts(pid: number): string {
 export async function memoryBench(work: string, settings: LoadSettings, log: (line?: string) => void, resultsDir: string): Promise<Check[]> {
   const total = Math.max(10_000, Number(process.env.BENCH_MEMORY_REQUESTS ?? 1_000_000));
   const rounds = 3;
-  const g = await startGatehouse(path.join(work), log);
+  // BENCH_MEMORY_NODE_ARGS: node options of the server (V8 flags NODE_OPTIONS does not allow).
+  const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const g = await startGatehouse(path.join(work), log, nodeArgs);
+  if (nodeArgs.length) log(`  server node options: ${nodeArgs.join(' ')}`);
   await seedZoos(g, 10_000, () => undefined);
   const zoos = await exportZoos(g);
   const bearer = { authorization: `Bearer ${g.token}`, accept: 'application/json' };

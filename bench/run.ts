@@ -16,7 +16,7 @@
 // BENCH_BULK (records bulk-loaded into a fresh gatehouse first, 50000; 0 skips; BENCH_ONLY=bulk runs only that),
 // BENCH_BULK_IN_FLIGHT (bulk requests in flight, 4), BENCH_SCALE=<n> (only the list queries at <n> zoos against 10,000:
 // bench/scale.ts), BENCH_EVENTS=1 (only issue 14's events figures: bench/events.ts), BENCH_MEMORY=1 (only
-// issue 15's RSS over 1,000,000 mixed requests: bench/memory.ts), BENCH_LOADERS (loader threads, 2).
+// issue 15's RSS over 1,000,000 mixed requests: bench/memory.ts; BENCH_MEMORY_NODE_ARGS: that server's node options), BENCH_LOADERS (loader threads, 2).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
