@@ -16,12 +16,25 @@ export class KeyRing {
   private byId = new Map<string, SigningKey>();
   private current: SigningKey | null = null;
   private loadedAt = 0;
+  private loading: Promise<void> | null = null;
 
   constructor(private readonly store: Store) {}
 
-  /** Reloads at most every `maxAgeMs` so a rotation on another instance is picked up. */
+  /**
+   * Reloads at most every `maxAgeMs` so a rotation on another instance is picked up. Callers that
+   * find the keys stale while a reload is under way wait for that one: a busy server reads the
+   * table once when the keys age, not once per request in flight. `maxAgeMs` 0 (a key id this
+   * ring does not know) reads the table anew: a reload under way may have read it before that
+   * key was added.
+   */
   async refresh(maxAgeMs = 10_000): Promise<void> {
     if (this.current && Date.now() - this.loadedAt < maxAgeMs) return;
+    if (maxAgeMs === 0) return this.load();
+    this.loading ??= this.load().finally(() => (this.loading = null));
+    return this.loading;
+  }
+
+  private async load(): Promise<void> {
     let rows = await listSigningKeys(this.store);
     if (rows.length === 0) {
       await rotateKeys(this.store);
