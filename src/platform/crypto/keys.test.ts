@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { KyselyPlugin } from 'kysely';
 import { openStore, type StoreInternals } from '../store/dialect.js';
 import { migrateCore } from '../store/migrations.js';
 import { KeyRing, rotateKeys } from './keys.js';
@@ -14,7 +13,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** The store with every statement that reads signing_keys counted. */
 function counting(store: StoreInternals): { store: StoreInternals; reads: () => number } {
   let reads = 0;
-  const plugin: KyselyPlugin = {
+  const plugin: Parameters<StoreInternals['db']['withPlugin']>[0] = {
     transformQuery(args) {
       const node = args.node as { kind: string; from?: { froms: { table: { identifier: { name: string } } }[] } };
       if (node.kind === 'SelectQueryNode' && node.from?.froms.some((f) => f.table?.identifier?.name === 'signing_keys')) reads++;
