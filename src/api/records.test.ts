@@ -198,4 +198,13 @@ describe('Records on SQLite', () => {
     const model = collections.get('articles')!;
     assert.equal(records.resourceJson(model, empty), JSON.stringify(records.toResource(model, empty)));
   });
+
+  test('a list page is exactly JSON.stringify of its records, for no, one and several rows', async () => {
+    const model = collections.get('zoos')!;
+    const rows = [];
+    for (const name of ['One', 'Two', 'Three']) rows.push((await records.create(at('zoos'), alice, { name, city: 'Oslo', founded: 1900 })).row);
+    const query = parseListQuery(model, {}, limits);
+    for (const page of [[], rows.slice(0, 1), rows])
+      assert.equal(await records.renderList(at('zoos'), alice, query, page), JSON.stringify(page.map((row) => records.toResource(model, row))));
+  });
 });
