@@ -18,6 +18,8 @@ test('start-up prints the base URL, the auth URL and where the data lives', () =
   assert.match(out, new RegExp(`auth server\\s+${server.url.replace(/[.]/g, '\\.')}/oauth`));
   assert.match(out, new RegExp(`admin\\s+${server.url.replace(/[.]/g, '\\.')}/admin `), 'the banner names the admin console');
   assert.match(out, new RegExp(`data dir\\s+${server.dataDir.replace(/[.]/g, '\\.')}`));
+  // The process's V8 heap growing factor, set at start (src/main/heap.ts).
+  assert.match(out, /heap growth\s+20% \(V8's --heap-growing-percent/);
 });
 
 test('a self-signed certificate is created in the data dir and trusted by the client', async () => {

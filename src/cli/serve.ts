@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { startServer } from '../main/server.js';
-import { boundHeapGrowth } from '../main/heap.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 import type { Role } from '../platform/config/load.js';
 
@@ -30,7 +29,6 @@ export function serveCommand(program: Command): void {
     .option('--role <role>', 'all | auth | resource', parseRole, 'all')
     .option('--metrics-port <n>', 'serve Prometheus metrics over plain HTTP on this port (metrics.host, default 127.0.0.1)', parseMetricsPort)
     .action(async (opts: CommonOptions & { port?: number; host?: string; role: Role; metricsPort?: number }) => {
-      boundHeapGrowth();
       const server = await startServer(configFrom(opts));
       let stopping = false;
       const stop = (signal: string) => {

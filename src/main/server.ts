@@ -6,6 +6,7 @@ import { loadCertificate, type Certificate } from '../platform/http/tls.js';
 import { buildApp } from './app.js';
 import { closeContext, openContext } from './context.js';
 import { startSweeper } from './sweeper.js';
+import { boundHeapGrowth } from './heap.js';
 import { listenForRevocations } from '../contract/revocation-notices.js';
 import { watchRedis } from '../contract/redis-state.js';
 import { ensureDemoDeployment } from './demo.js';
@@ -27,11 +28,12 @@ const stdout: Out = (l) => process.stdout.write(l + '\n');
  * included) is settled before the app is built from it and never changes afterwards.
  */
 export async function startServer(config: Config, out: Out = stdout): Promise<RunningServer> {
+  const heapGrowth = boundHeapGrowth();
   for (let attempt = 1; ; attempt++) {
     const picked = config.server.port === 0 ? await freePort(config.server.host) : null;
     const settled = picked === null ? config : { ...withListeningPort(config, picked), server: { ...config.server, port: picked } };
     try {
-      return await start(settled, out);
+      return await start(settled, out, heapGrowth);
     } catch (e) {
       // Another process took the port between the choice and the listen: choose again.
       if (picked !== null && (e as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 5) continue;
@@ -51,7 +53,7 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-async function start(config: Config, out: Out): Promise<RunningServer> {
+async function start(config: Config, out: Out, heapGrowth: number | null): Promise<RunningServer> {
   const ctx = await openContext(config);
   let app: FastifyInstance | null = null;
   let metrics: ServerMetrics | null = null;
@@ -69,10 +71,17 @@ async function start(config: Config, out: Out): Promise<RunningServer> {
     await closeContext(ctx);
     throw e;
   }
-  return announce(ctx, app, cert, metrics, out);
+  return announce(ctx, app, cert, metrics, out, heapGrowth);
 }
 
-async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate, metrics: ServerMetrics | null, out: Out): Promise<RunningServer> {
+async function announce(
+  ctx: AppContext,
+  app: FastifyInstance,
+  cert: Certificate,
+  metrics: ServerMetrics | null,
+  out: Out,
+  heapGrowth: number | null,
+): Promise<RunningServer> {
   const c = ctx.config;
   const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
 
@@ -86,6 +95,7 @@ async function announce(ctx: AppContext, app: FastifyInstance, cert: Certificate
   lines.push(`  config         ${c.file}`);
   lines.push(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
   if (metrics) lines.push(`  metrics        http://${hostForUrl(c.metrics.host)}:${c.metrics.port}/metrics`);
+  lines.push(`  heap growth    ${heapGrowth === null ? "as node's --heap-growing-percent sets it" : `${heapGrowth}% (V8's --heap-growing-percent; docs/deployment.md, Memory)`}`);
   // One write, so that whoever reads the banner sees it whole.
   out([...lines, ...demoLines].join('\n'));
 

@@ -5,10 +5,14 @@ import { scopeForMethod, scopeName } from '../../contract/scope-name.js';
 // Rule 3 of SPEC.md in one place: what a token may do on a collection.
 // <collection>:read allows GET and HEAD; <collection>:write allows POST, PUT, PATCH and DELETE.
 
+/** Whether the caller's scope covers `method` on the collection. */
+function mayUse(caller: Caller, collection: string, method: string): boolean {
+  return caller.scopes.has(scopeForMethod(collection, method));
+}
 
 /** The methods among `offered` that the caller's scope allows on the collection. */
 export function permittedMethods(caller: Caller, collection: string, offered: readonly string[]): string[] {
-  return offered.filter((m) => caller.scopes.has(scopeForMethod(collection, m)));
+  return offered.filter((m) => mayUse(caller, collection, m));
 }
 
 /**
@@ -18,7 +22,7 @@ export function permittedMethods(caller: Caller, collection: string, offered: re
 export function decideAccess(caller: Caller, collection: string, method: string, offered: readonly string[]): void {
   requireAnyScope(caller, collection);
   const supported = offered.includes(method);
-  if (supported && caller.scopes.has(scopeForMethod(collection, method))) return;
+  if (supported && mayUse(caller, collection, method)) return;
   throw methodNotAllowed(permittedMethods(caller, collection, offered), supported ? `This token does not allow ${method} on ${collection}` : `${method} is not supported on this URL`, {
     method: supported ? `requires scope ${scopeForMethod(collection, method)}` : `allowed: ${offered.join(', ')}`,
   });
