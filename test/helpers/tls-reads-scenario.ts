@@ -15,6 +15,9 @@ import { createHttpsServer } from '../../src/platform/http/https-server.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 30);
 const BODY = 70_000;
+// Long enough for the client in the other process to read the response and send its POST meanwhile,
+// even on a slow or loaded machine (30 ms did not reproduce the loss on one ten times slower).
+const BUSY_MS = Number(process.env.BUSY_MS ?? 150);
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-tls-reads-'));
 const client = path.join(dir, 'client.mjs');
 writeFileSync(
@@ -44,7 +47,7 @@ const busy = (ms: number) => {
 const handler = (req: IncomingMessage, res: ServerResponse) => {
   // Written by a check-phase callback that then keeps the loop busy, as a bulk job's chunk does:
   // the write is done only at the next check phase, after the next poll has read the next request.
-  if (req.method === 'GET') return void setImmediate(() => (res.end(big), busy(30)));
+  if (req.method === 'GET') return void setImmediate(() => (res.end(big), busy(BUSY_MS)));
   let length = 0;
   req.on('data', (d: Buffer) => (length += d.length)).on('end', () => res.end(String(length)));
 };
