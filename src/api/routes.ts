@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { allowCallerOrigin } from './access/cors.js';
 import { Authenticator } from './access/authenticate.js';
 import { decideAccess } from './access/decide.js';
-import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/http/errors.js';
+import { ApiError, badRequest, notFound } from '../platform/http/errors.js';
 import { routeMethods, withHead, type Method } from '../platform/http/routes.js';
 import { Links } from './links.js';
 import { Records, type Address, type RecordRow } from './records.js';
@@ -18,7 +17,7 @@ import { registerEventRoutes } from './events.js';
 import type { ResourceApi } from './resource-api.js';
 import { registerProtectedResourceMetadata } from './access/protected-resource.js';
 import { observersOf, type Observers } from '../contract/observers.js';
-import { quotaStore } from './access/quota-store.js';
+import { quotaHook } from './access/quota.js';
 
 // The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
 // decide, call the resource service, shape the response.
@@ -62,10 +61,22 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
     api.decorateRequest('authFailure', null);
     api.decorateRequest('macBodyHash', null);
     // 1. Who is calling (401 deferred so that the rate limit below also counts bad tokens per IP).
-    api.addHook('onRequest', async (request) => {
-      const who = await authenticator.identify(request);
+    // (A callback hook: a token found in the cache goes on in the same turn, without a promise.)
+    const settle = (request: FastifyRequest, who: Caller | ApiError) => {
       if (who instanceof ApiError) request.authFailure = who;
       else request.caller = who;
+    };
+    api.addHook('onRequest', (request, _reply, done) => {
+      const who = authenticator.identify(request);
+      if (who instanceof Promise) {
+        who.then((w) => {
+          settle(request, w);
+          done();
+        }, done);
+      } else {
+        settle(request, who);
+        done();
+      }
     });
     // CORS for an actual request: the token's client's origins (preflights never get this far).
     api.addHook('onRequest', (request, reply, done) => {
@@ -74,20 +85,8 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
     });
     // 2. Quota per access token, per IP before authentication.
     if (config.api.rateLimit) {
-      await api.register(rateLimit, {
-        global: true,
-        hook: 'onRequest',
-        max: config.api.rateLimit.max,
-        timeWindow: config.api.rateLimit.window * 1000,
-        enableDraftSpec: true,
-        store: quotaStore(ctx, 'gatehouse:rate:'),
-        keyGenerator: (request) => (request.caller ? `t:${request.caller.tokenHash}` : `ip:${request.ip}`),
-        onExceeded: () => quotaRejectionObservers(ctx).notify(),
-        errorResponseBuilder: (_request, context) =>
-          tooManyRequests(Math.ceil(context.ttl / 1000), 'Request quota exceeded', {
-            quota: `${context.max} requests per ${config.api.rateLimit!.window} s`,
-          }),
-      });
+      const { max, window } = config.api.rateLimit;
+      api.addHook('onRequest', quotaHook(ctx, { max, window, onExceeded: () => quotaRejectionObservers(ctx).notify() }));
     }
     // 3. No valid token: 401 now, before the body is even read. (Callback hooks: no promise per request.)
     api.addHook('preParsing', (request, _reply, payload, done) => (request.authFailure ? done(request.authFailure) : done(null, payload)));

@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AppContext } from './context.js';
+import { TokenVerifier } from './active-token.js';
+import type { AccessTokenSource, StoredAccessToken } from './access-token-source.js';
+import { accessTokenKey } from '../platform/crypto/secrets.js';
+
+// The token check answers a token it has verified within the last REVALIDATE_MS at once (not a
+// promise: the request goes on in the same turn of the event loop), and reads the store otherwise.
+// The store here is the port's contract over an array, counted; the tables are tested elsewhere.
+
+function setup(rows: StoredAccessToken[]) {
+  const reads: string[] = [];
+  const source: AccessTokenSource = {
+    async find(selector) {
+      reads.push(selector);
+      return rows.find((r) => r.id === selector) ?? null;
+    },
+    async clientOrigins() {
+      return [];
+    },
+    async originRegistered() {
+      return false;
+    },
+  };
+  const ctx = { redis: null, accessTokens: source } as unknown as AppContext;
+  return { verifier: new TokenVerifier(ctx), reads };
+}
+
+function row(token: string, expiresAt: number): StoredAccessToken {
+  const key = accessTokenKey(token);
+  return {
+    id: key.id,
+    hash: key.hash,
+    grant_id: null,
+    client_id: 'app',
+    subject: 'client:app',
+    scope: 'zoos:read',
+    token_type: 'bearer',
+    key_id: null,
+    expires_at: expiresAt,
+    revoked_at: null,
+    created_at: Date.now(),
+    grant_found: null,
+    grant_expires_at: null,
+    grant_revoked_at: null,
+  };
+}
+
+test('a token verified a moment ago is answered at once, without reading the store again; a new one is read', async () => {
+  const token = 'sel1.secret-one';
+  const { verifier, reads } = setup([row(token, Date.now() + 60_000)]);
+  const first = verifier.verify(token);
+  assert.ok(first instanceof Promise, 'the first check reads the store');
+  assert.equal((await first)?.clientId, 'app');
+  const again = verifier.verify(token);
+  assert.ok(!(again instanceof Promise), 'the second is answered from the cache, in the same turn');
+  assert.equal(again?.clientId, 'app');
+  assert.deepEqual(reads, ['sel1']);
+
+  const unknown = verifier.verify('sel2.nobody');
+  assert.ok(unknown instanceof Promise);
+  assert.equal(await unknown, null);
+  assert.equal(verifier.verify('sel2.nobody'), null, 'an unknown token is remembered as unknown for the interval too');
+  assert.deepEqual(reads, ['sel1', 'sel2']);
+});
+
+test('a cached token past its expiry is refused at once', async () => {
+  const token = 'sel3.short-lived';
+  const { verifier } = setup([row(token, Date.now() + 40)]);
+  assert.equal((await verifier.verify(token))?.clientId, 'app');
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(verifier.verify(token), null);
+});
