@@ -7,9 +7,9 @@ import { quotaCounter } from './quota-store.js';
 // The counting is @fastify/rate-limit's (its LocalStore and RedisStore, behind quota-store.ts);
 // this is the per-request step in front of it. The plugin's own hook is an async function that
 // awaits the key, the store and itself (three promises and their microtask turns per request) and
-// builds `request.routeOptions` anew for a route group we do not use: ≈ 4–5 µs of a 35 µs GET
-// (docs/benchmarks.md). This one is a callback hook: with the in-memory store the answer comes
-// back in the same turn. Headers as the plugin's `enableDraftSpec` writes them (DESIGN: RateLimit-*).
+// builds `request.routeOptions` anew for a route group we do not use; the quota as a whole was
+// ≈ 4–5 µs of a 35 µs GET. This one is a callback hook: with the in-memory store the answer comes
+// back in the same turn (about a third cheaper in-process, docs/benchmarks.md). Headers as the plugin's `enableDraftSpec` writes them (DESIGN: RateLimit-*).
 
 export interface QuotaSettings {
   max: number;
