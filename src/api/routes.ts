@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { allowCallerOrigin } from './access/cors.js';
 import { Authenticator } from './access/authenticate.js';
 import { decideAccess } from './access/decide.js';
-import { ApiError, badRequest, notFound } from '../platform/http/errors.js';
+import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/http/errors.js';
 import { routeMethods, withHead, type Method } from '../platform/http/routes.js';
 import { Links } from './links.js';
 import { Records, type Address, type RecordRow } from './records.js';
@@ -17,7 +18,7 @@ import { registerEventRoutes } from './events.js';
 import type { ResourceApi } from './resource-api.js';
 import { registerProtectedResourceMetadata } from './access/protected-resource.js';
 import { observersOf, type Observers } from '../contract/observers.js';
-import { quotaHook } from './access/quota.js';
+import { quotaStore } from './access/quota-store.js';
 
 // The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
 // decide, call the resource service, shape the response.
@@ -85,8 +86,20 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
     });
     // 2. Quota per access token, per IP before authentication.
     if (config.api.rateLimit) {
-      const { max, window } = config.api.rateLimit;
-      api.addHook('onRequest', quotaHook(ctx, { max, window, onExceeded: () => quotaRejectionObservers(ctx).notify() }));
+      await api.register(rateLimit, {
+        global: true,
+        hook: 'onRequest',
+        max: config.api.rateLimit.max,
+        timeWindow: config.api.rateLimit.window * 1000,
+        enableDraftSpec: true,
+        store: quotaStore(ctx, 'gatehouse:rate:'),
+        keyGenerator: (request) => (request.caller ? `t:${request.caller.tokenHash}` : `ip:${request.ip}`),
+        onExceeded: () => quotaRejectionObservers(ctx).notify(),
+        errorResponseBuilder: (_request, context) =>
+          tooManyRequests(Math.ceil(context.ttl / 1000), 'Request quota exceeded', {
+            quota: `${context.max} requests per ${config.api.rateLimit!.window} s`,
+          }),
+      });
     }
     // 3. No valid token: 401 now, before the body is even read. (Callback hooks: no promise per request.)
     api.addHook('preParsing', (request, _reply, payload, done) => (request.authFailure ? done(request.authFailure) : done(null, payload)));

@@ -1,12 +1,11 @@
 import { createRequire } from 'node:module';
-import type { FastifyRateLimitStore } from '@fastify/rate-limit';
+import type { FastifyRateLimitOptions, FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { AppContext } from '../../contract/context.js';
 import { redisNow } from '../../contract/redis-state.js';
 
 // Where request quotas (api.rateLimit) are counted: in Redis, shared by every instance, while it is
 // reachable; in this instance's memory while it is not (and always without Redis). The two
-// counting stores are @fastify/rate-limit's own; this only chooses between them per request
-// (quota.ts is the per-request step that asks it).
+// counting stores are @fastify/rate-limit's own; this only chooses between them per request.
 
 type Callback = Parameters<FastifyRateLimitStore['incr']>[1];
 type StoreArgs = [continueExceeding: boolean | undefined, exponentialBackoff: boolean | undefined, ...rest: unknown[]];
@@ -36,8 +35,13 @@ class FailoverStore implements FastifyRateLimitStore {
   }
 }
 
-/** Where this context's quotas are counted (fixed windows: neither continueExceeding nor exponentialBackoff). */
-export function quotaCounter(ctx: AppContext, nameSpace: string): FastifyRateLimitStore {
-  const shared = ctx.redis ? new RedisStore(false, false, ctx.redis, nameSpace) : null;
-  return new FailoverStore(ctx, shared, new LocalStore(false, false));
+/** The `store` option of @fastify/rate-limit for this context. */
+export function quotaStore(ctx: AppContext, nameSpace: string): new (options: FastifyRateLimitOptions) => FastifyRateLimitStore {
+  // Fixed windows (neither continueExceeding nor exponentialBackoff), as configured in routes.ts.
+  return class {
+    constructor() {
+      const shared = ctx.redis ? new RedisStore(false, false, ctx.redis, nameSpace) : null;
+      return new FailoverStore(ctx, shared, new LocalStore(false, false));
+    }
+  } as unknown as new (options: FastifyRateLimitOptions) => FastifyRateLimitStore;
 }
