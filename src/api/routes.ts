@@ -62,22 +62,10 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
     api.decorateRequest('authFailure', null);
     api.decorateRequest('macBodyHash', null);
     // 1. Who is calling (401 deferred so that the rate limit below also counts bad tokens per IP).
-    // (A callback hook: a token found in the cache goes on in the same turn, without a promise.)
-    const settle = (request: FastifyRequest, who: Caller | ApiError) => {
+    api.addHook('onRequest', async (request) => {
+      const who = await authenticator.identify(request);
       if (who instanceof ApiError) request.authFailure = who;
       else request.caller = who;
-    };
-    api.addHook('onRequest', (request, _reply, done) => {
-      const who = authenticator.identify(request);
-      if (who instanceof Promise) {
-        who.then((w) => {
-          settle(request, w);
-          done();
-        }, done);
-      } else {
-        settle(request, who);
-        done();
-      }
     });
     // CORS for an actual request: the token's client's origins (preflights never get this far).
     api.addHook('onRequest', (request, reply, done) => {

@@ -29,19 +29,12 @@ export class TokenVerifier {
     this.cache = new RevalidatingCache(ctx, REVALIDATE_MS, MAX_CACHED);
   }
 
-  /**
-   * The caller the token stands for, or null when it is unknown, expired or revoked; a promise of
-   * that only when it must be looked up (most requests find it cached, and go on in the same turn).
-   */
-  verify(token: string): VerifiedToken | null | Promise<VerifiedToken | null> {
+  /** The caller the token stands for, or null when it is unknown, expired or revoked. */
+  async verify(token: string): Promise<VerifiedToken | null> {
     const key = accessTokenKey(token);
     const now = Date.now();
     const hit = this.cache.get(key.hash, now);
     if (hit !== undefined) return hit && hit.expiresAt > now ? hit : null;
-    return this.lookUp(key, now);
-  }
-
-  private async lookUp(key: AccessTokenKey, now: number): Promise<VerifiedToken | null> {
     const source = this.ctx.accessTokens;
     let found = activeFrom(matchingToken(await source.find(key.id), key), now);
     if (found) {

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { ApiError, unauthorized } from '../../platform/http/errors.js';
 import type { Caller } from '../../contract/caller.js';
-import { TokenVerifier, type VerifiedToken } from '../../contract/active-token.js';
+import { TokenVerifier } from '../../contract/active-token.js';
 import { bodyHashMatches, parseMacHeader, verifyMacRequest } from './mac.js';
 
 declare module 'fastify' {
@@ -53,11 +53,8 @@ export class Authenticator {
     return null;
   }
 
-  /**
-   * The caller, or the 401 to answer with; a promise of it only when the token must be looked up
-   * or the scheme is MAC. Never throws for bad credentials.
-   */
-  identify(request: FastifyRequest): Caller | ApiError | Promise<Caller | ApiError> {
+  /** The caller, or the 401 to answer with. Never throws for bad credentials. */
+  async identify(request: FastifyRequest): Promise<Caller | ApiError> {
     const header = request.headers.authorization;
     if (header === undefined || header === '') {
       const q = request.query as Record<string, unknown> | undefined;
@@ -72,30 +69,24 @@ export class Authenticator {
     const rest = space < 0 ? '' : header.slice(space + 1).trim();
     if (scheme === 'bearer') {
       if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('Bearer', 'malformed bearer token');
-      const token = this.tokens.verify(rest);
-      return token instanceof Promise ? token.then((t) => this.bearer(t)) : this.bearer(token);
+      const token = await this.tokens.verify(rest);
+      if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'bearer') return this.invalid('Bearer', 'this token must be used with the MAC scheme');
+      return token;
     }
-    if (scheme === 'mac') return this.mac(request, rest);
+    if (scheme === 'mac') {
+      const credentials = parseMacHeader(rest);
+      if (!credentials) return this.invalid('MAC', 'malformed MAC credentials');
+      const token = await this.tokens.verify(credentials.id);
+      if (!token) return this.invalid('MAC', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
+      const problem = await verifyMacRequest(this.ctx, request, credentials, token);
+      if (problem) return this.invalid('MAC', problem);
+      if (credentials.bodyhash !== undefined) request.macBodyHash = credentials.bodyhash;
+      return token;
+    }
     return unauthorized('Unsupported authorization scheme', this.challenge('Bearer', 'invalid_request', 'use Bearer or MAC'), {
       authorization: 'must use the Bearer or MAC scheme',
     });
-  }
-
-  private bearer(token: VerifiedToken | null): Caller | ApiError {
-    if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
-    if (token.tokenType !== 'bearer') return this.invalid('Bearer', 'this token must be used with the MAC scheme');
-    return token;
-  }
-
-  private async mac(request: FastifyRequest, rest: string): Promise<Caller | ApiError> {
-    const credentials = parseMacHeader(rest);
-    if (!credentials) return this.invalid('MAC', 'malformed MAC credentials');
-    const token = await this.tokens.verify(credentials.id);
-    if (!token) return this.invalid('MAC', 'the token is unknown, expired or revoked');
-    if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
-    const problem = await verifyMacRequest(this.ctx, request, credentials, token);
-    if (problem) return this.invalid('MAC', problem);
-    if (credentials.bodyhash !== undefined) request.macBodyHash = credentials.bodyhash;
-    return token;
   }
 }
