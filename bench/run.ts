@@ -1,8 +1,9 @@
 // npm run bench — gatehouse against a bare node:https server and its peers, in one run.
 //
 // Every server runs in its own child process; autocannon runs here and nothing else does while
-// it measures. Targets are measured in interleaved rounds (A, B, C, A, B, C, ...) so that the
-// noise of a shared machine falls on all of them alike, and the tables report medians.
+// it measures. Targets are measured in interleaved rounds, every second round in reverse order
+// (A, B, C, C, B, A, ...), so that the noise of a shared machine falls on all of them alike and
+// no target always runs right after the same one; the tables report medians.
 //
 // Settings (environment): BENCH_DURATION (measured seconds, 10), BENCH_WARMUP (seconds, 3),
 // BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_PIPELINING (1), BENCH_ZOOS (10000),
@@ -403,7 +404,9 @@ async function main(): Promise<void> {
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.key, []]));
   const perfFiles = new Map<string, string[]>();
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const t of targets) {
+    // Measured second in one round, first in the next: on this kind of machine the target measured
+    // after another one was favoured by ≈ 3% (docs/benchmarks.md), too much for an A/B of builds.
+    for (const t of round % 2 === 0 ? [...targets].reverse() : targets) {
       // The measured seconds only (after the warm-up), gatehouse's own targets only.
       const perfFile = PERF_DIR && t.server === g.server ? path.join(PERF_DIR, `${t.key}.round${round}.perf.data`) : null;
       const recording = perfFile ? recordPerf(t.server.pid, perfFile, settings.warmup * 1000) : null;

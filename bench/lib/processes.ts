@@ -2,7 +2,7 @@
 // server runs in its own process (so none shares the load generator's event loop) and every
 // one of them, with every temp dir, is gone when the run ends — normally, on error or on Ctrl-C.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, fstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -82,6 +82,9 @@ export interface SpawnOptions {
 export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   const logFile = path.join(opts.logDir, `${opts.name}.log`);
   const fd = openSync(logFile, 'a');
+  // The log is appended to: only what this process writes may tell its address (another server of
+  // the same name, e.g. one restarted, wrote its own "listening on" line before).
+  const start = fstatSync(fd).size;
   const child = spawn(process.execPath, opts.args, {
     cwd: opts.cwd,
     env: opts.env ?? process.env,
@@ -91,7 +94,7 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   children.add(child);
   const tail = (bytes = 4000) => {
     try {
-      const text = readFileSync(logFile, 'utf8');
+      const text = readFileSync(logFile).subarray(start).toString('utf8');
       return text.slice(-bytes);
     } catch {
       return '';
