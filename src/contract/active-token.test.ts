@@ -1,7 +1,7 @@
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AppContext } from './context.js';
-import { TokenVerifier } from './active-token.js';
+import { REVALIDATE_MS, TokenVerifier } from './active-token.js';
 import type { AccessTokenSource, StoredAccessToken } from './access-token-source.js';
 import { accessTokenKey } from '../platform/crypto/secrets.js';
 
@@ -47,7 +47,9 @@ function row(token: string, expiresAt: number): StoredAccessToken {
   };
 }
 
-test('a token verified a moment ago is answered without reading the store again; a new one is read', async () => {
+test('a token verified a moment ago is answered without reading the store again; a new one is read', async (t) => {
+  mock.timers.enable({ apis: ['Date'], now: 1_000_000 }); // "a moment ago", however busy the machine
+  t.after(() => mock.timers.reset());
   const token = 'sel1.secret-one';
   const { verifier, reads } = setup([row(token, Date.now() + 60_000)]);
   assert.equal((await verifier.verify(token))?.clientId, 'app');
@@ -59,11 +61,16 @@ test('a token verified a moment ago is answered without reading the store again;
   assert.deepEqual(reads, ['sel1', 'sel2'], 'an unknown token is remembered as unknown for the interval too');
 });
 
-test('a cached token past its expiry is refused', async () => {
-  const token = 'sel3.short-lived';
+test('a cached token past its expiry is refused from the cache; past REVALIDATE_MS the store is read again', async (t) => {
+  mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+  t.after(() => mock.timers.reset());
+  const token = 'sel3.short-lived'; // (the clock is the test's: it moves only by tick)
   const { verifier, reads } = setup([row(token, Date.now() + 40)]);
   assert.equal((await verifier.verify(token))?.clientId, 'app');
-  await new Promise((r) => setTimeout(r, 60));
+  mock.timers.tick(60);
   assert.equal(await verifier.verify(token), null);
   assert.deepEqual(reads, ['sel3'], 'refused from the cache, without waiting for the cache to expire');
+  mock.timers.tick(REVALIDATE_MS);
+  assert.equal(await verifier.verify(token), null);
+  assert.deepEqual(reads, ['sel3', 'sel3'], 'once the interval is over, the store is asked again (a revocation is seen within it)');
 });
