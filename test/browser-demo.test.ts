@@ -31,7 +31,7 @@ after(async () => {
 
 test('the banner\'s sign-in link ends on a working page', async () => {
   const link = /or sign in in a browser: (\S+)/.exec(server.output())![1];
-  const { password } = JSON.parse(readFileSync(path.join(server.dataDir, 'demo-credentials.json'), 'utf8'));
+  const { password, client_secret: secret } = JSON.parse(readFileSync(path.join(server.dataDir, 'demo-credentials.json'), 'utf8'));
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: SIZES[0] });
   const page = await context.newPage();
   const csp: string[] = [];
@@ -46,6 +46,7 @@ test('the banner\'s sign-in link ends on a working page', async () => {
   const code = new URL(page.url()).searchParams.get('code')!;
   assert.ok(((await page.locator('dl.values').textContent()) ?? '').includes(code));
   assert.match((await page.locator('pre.snippet').first().textContent()) ?? '', /grant_type=authorization_code -d code=/);
+  assert.equal(((await page.locator('body').textContent()) ?? '').includes(secret), false, 'the page shows no client secret');
   for (const size of SIZES) {
     await page.setViewportSize({ width: size.width, height: size.height });
     await page.screenshot({ path: path.join(SHOTS, `demo-callback-${size.name}.png`), fullPage: true });

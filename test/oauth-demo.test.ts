@@ -69,9 +69,21 @@ test('the banner\'s browser link ends on gatehouse\'s own callback page, whose c
   assert.ok(landed.html.includes(code));
   const [exchange, listZoos] = [...landed.html.matchAll(/<pre class="snippet">([^<]+)<\/pre>/g)].map((m) => unescapeHtml(m[1]));
   assert.ok(exchange && listZoos, landed.html);
+  // The page never shows the client's secret: the command reads it from the 0600 file, which the
+  // page names (whoever can read that file may redeem; whoever opens the page may not).
+  assert.equal(landed.html.includes(saved.client_secret), false, 'the page shows no secret');
+  assert.match(exchange, /\$CLIENT_SECRET/);
+  const file = path.join(server.dataDir, 'demo-credentials.json');
+  assert.ok(unescapeHtml(landed.html).includes(file), 'the page says where the secret is');
+  assert.equal(statSync(file).mode & 0o777, 0o600);
   const run = spawnSync('bash', ['-c', `set -e\n${exchange}\n${listZoos} -s -w '\\nSTATUS:%{http_code}'`], { encoding: 'utf8', timeout: 30_000 });
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /Tiergarten[^]*STATUS:200$/);
+  // Anyone may open the page with any code: still no secret, no password.
+  const stranger = await page(server, new CookieJar(), '/demo/callback?code=x');
+  assert.equal(stranger.status, 200);
+  assert.equal(stranger.html.includes(saved.client_secret), false, 'an anonymous visitor sees no secret');
+  assert.equal(stranger.html.includes(saved.password), false);
   // Opened without a code (or with an error), the page says so instead of showing a broken command.
   const empty = await page(server, jar, '/demo/callback?error=access_denied&state=xyz');
   assert.equal(empty.status, 200);

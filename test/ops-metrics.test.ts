@@ -90,6 +90,11 @@ test('the HTTPS port does not serve /metrics: 404 JSON like any unknown route', 
   assert.equal(res.body.error, 'No such resource');
 });
 
+/** The labels of a sample line, in order. */
+function labelsOf(line: string): Record<string, string> {
+  return Object.fromEntries([...(/\{([^}]*)\}/.exec(line)?.[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+}
+
 test('requests by route template, durations, tokens, failed logins, quota 429s, pool and process metrics', async () => {
   const api = await apiClient(server, 'metrics-app', 'zoos:read zoos:write'); // one client_credentials token
   const zoo = await api.json('POST', '/v1/zoos', { name: 'Metrics Zoo' });
@@ -136,13 +141,21 @@ test('requests by route template, durations, tokens, failed logins, quota 429s, 
   assert.doesNotMatch(text, /no-such-place|Metrics Zoo/, 'never the raw URL');
   assert.ok(!text.includes(zoo.body.id), 'never a record id');
 
+  // The histogram carries the status too (the label set of Grafana's HTTP dashboards): route
+  // template, method and status only, all bounded.
   const duration = (suffix: string, labels: string) => sample(text, `gatehouse_http_request_duration_seconds_${suffix}{${labels}}`);
-  assert.equal(duration('count', 'route="/v1/:collection",method="GET"'), 4);
-  assert.equal(duration('bucket', 'route="/v1/:collection",method="GET",le="+Inf"'), 4);
-  assert.ok(duration('sum', 'route="/v1/:collection",method="GET"')! > 0);
-  const buckets = text.split('\n').filter((l) => l.startsWith('gatehouse_http_request_duration_seconds_bucket{route="/v1/:collection",method="GET",'));
+  assert.equal(duration('count', 'route="/v1/:collection",method="GET",status="401"'), 3);
+  assert.equal(duration('count', 'route="/v1/:collection",method="GET",status="429"'), 1);
+  assert.equal(duration('bucket', 'route="/v1/:collection",method="GET",status="401",le="+Inf"'), 3);
+  assert.equal(duration('count', 'route="/v1/:collection/:id",method="GET",status="200"'), 1);
+  assert.equal(duration('count', 'route="unmatched",method="GET",status="404"'), 2);
+  assert.ok(duration('sum', 'route="/v1/:collection",method="GET",status="401"')! > 0);
+  const buckets = text.split('\n').filter((l) => l.startsWith('gatehouse_http_request_duration_seconds_bucket{route="/v1/:collection",method="GET",status="401",'));
+  assert.equal(buckets.length, 15, 'fourteen bounds and +Inf');
   const counts = buckets.map((l) => Number(l.split(' ').pop()));
   assert.deepEqual(counts, [...counts].sort((x, y) => x - y), 'buckets are cumulative');
+  for (const line of text.split('\n').filter((l) => l.startsWith('gatehouse_http_request_duration_seconds')))
+    assert.deepEqual(Object.keys(labelsOf(line)).filter((k) => k !== 'le'), ['route', 'method', 'status'], line);
 
   assert.equal(sample(text, 'gatehouse_tokens_issued_total{grant_type="client_credentials"}'), 1);
   assert.equal(sample(text, 'gatehouse_tokens_issued_total{grant_type="password"}'), 0);

@@ -145,7 +145,9 @@ export function registerDemoCallback(app: FastifyInstance, ctx: AppContext): voi
         // not this data dir's demo: placeholders below
       }
       const clientId = saved.client_id ?? DEMO_CLIENT;
-      const secret = saved.client_secret ?? '<client secret>';
+      // Anyone may open this page: it names the 0600 file that holds the client's secret and lets
+      // the command read it from there, and never shows the secret itself.
+      const file = demoCredentialsFile(ctx);
       const code = text('code');
       pageHeaders(reply);
       const html = demoCallbackPage({
@@ -153,8 +155,10 @@ export function registerDemoCallback(app: FastifyInstance, ctx: AppContext): voi
         state: text('state'),
         error: text('error') ?? (code ? undefined : 'no_code'),
         errorDescription: text('error_description') ?? (code ? undefined : 'this page was opened without ?code='),
+        secretFile: file,
         exchange:
-          `TOKEN=$(curl -s ${cacertOption(ctx)}-u ${clientId}:${secret} -d grant_type=authorization_code ` +
+          `CLIENT_SECRET=$(sed -nE 's/.*"client_secret": "([^"]+)".*/\\1/p' ${file})\n` +
+          `TOKEN=$(curl -s ${cacertOption(ctx)}-u "${clientId}:$CLIENT_SECRET" -d grant_type=authorization_code ` +
           `-d code=${code ?? ''} -d redirect_uri=${saved.redirect_uri ?? demoRedirectUri(ctx)} ${ctx.config.authUrl}/token | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
         listZoos: `curl ${cacertOption(ctx)}-H "Authorization: Bearer $TOKEN" ${ctx.config.publicUrl}/v${ctx.config.api.version}/zoos`,
       });

@@ -30,29 +30,33 @@ class Series {
   sum = 0;
   /** Observations per bucket (not cumulative); the last one is +Inf. */
   readonly buckets = new Float64Array(DURATION_BUCKETS.length + 1);
-  readonly byStatus = new Map<number, number>();
 }
 
-/** Requests per route template and method (and status): what the two HTTP families are made of. */
+/**
+ * Requests per route template, method and status: what the two HTTP families are made of. Every
+ * label is bounded: the template (never the URL), the methods node's parser knows, the statuses.
+ */
 class RequestTally {
-  private byRoute = new Map<string, Map<string, Series>>();
+  private byRoute = new Map<string, Map<string, Map<number, Series>>>();
 
-  /** Per request: three map lookups and a few additions; nothing is allocated once a series exists. */
+  /** Per request: four map lookups and a few additions; nothing is allocated once a series exists. */
   record(route: string, method: string, status: number, seconds: number): void {
     let byMethod = this.byRoute.get(route);
     if (byMethod === undefined) this.byRoute.set(route, (byMethod = new Map()));
-    let series = byMethod.get(method);
-    if (series === undefined) byMethod.set(method, (series = new Series()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (series === undefined) byStatus.set(status, (series = new Series()));
     series.count++;
     series.sum += seconds;
     let bucket = 0;
     while (bucket < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[bucket]) bucket++;
     series.buckets[bucket]++;
-    series.byStatus.set(status, (series.byStatus.get(status) ?? 0) + 1);
   }
 
-  *series(): Generator<[string, string, Series]> {
-    for (const [route, byMethod] of this.byRoute) for (const [method, series] of byMethod) yield [route, method, series];
+  *series(): Generator<[string, string, number, Series]> {
+    for (const [route, byMethod] of this.byRoute)
+      for (const [method, byStatus] of byMethod) for (const [status, series] of byStatus) yield [route, method, status, series];
   }
 
   reset(): void {
@@ -68,18 +72,18 @@ type Sample = { labels: Record<string, string | number>; value: number; metricNa
  * type and samples; `reset()`), as its own metric classes are.
  */
 function durationHistogram(tally: RequestTally) {
-  const help = 'Time from receiving a request to the end of its response, by route template and method';
+  const help = 'Time from receiving a request to the end of its response, by route template, method and status';
   const samples = (): Sample[] => {
     const out: Sample[] = [];
-    for (const [route, method, series] of tally.series()) {
+    for (const [route, method, status, series] of tally.series()) {
       let cumulative = 0;
       DURATION_BUCKETS.forEach((le, i) => {
         cumulative += series.buckets[i];
-        out.push({ labels: { route, method, le }, value: cumulative, metricName: `${DURATION}_bucket` });
+        out.push({ labels: { route, method, status, le }, value: cumulative, metricName: `${DURATION}_bucket` });
       });
-      out.push({ labels: { route, method, le: '+Inf' }, value: series.count, metricName: `${DURATION}_bucket` });
-      out.push({ labels: { route, method }, value: series.sum, metricName: `${DURATION}_sum` });
-      out.push({ labels: { route, method }, value: series.count, metricName: `${DURATION}_count` });
+      out.push({ labels: { route, method, status, le: '+Inf' }, value: series.count, metricName: `${DURATION}_bucket` });
+      out.push({ labels: { route, method, status }, value: series.sum, metricName: `${DURATION}_sum` });
+      out.push({ labels: { route, method, status }, value: series.count, metricName: `${DURATION}_count` });
     }
     return out;
   };
@@ -110,8 +114,7 @@ export class ServerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [route, method, series] of tally.series())
-          for (const [status, count] of series.byStatus) this.inc({ route, method, status }, count);
+        for (const [route, method, status, series] of tally.series()) this.inc({ route, method, status }, series.count);
       },
     });
     // Not one of prom-client's classes (see durationHistogram): its Registry reads it the same way.

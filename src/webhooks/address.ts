@@ -1,51 +1,54 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-// Where a webhook may deliver (SSRF): `https` only, and — unless the operator allows it with
-// `events.webhooks.allowPrivateNetworks` — never to loopback, private, link-local, shared or
-// otherwise non-public addresses. The check is made on the address the connection actually uses
+// Where a webhook (and any other outbound fetch to an address a client chose) may connect (SSRF):
+// `https` only, and — unless the operator allows it with `events.webhooks.allowPrivateNetworks` —
+// only to a global unicast address. The check is made on the address the connection actually uses
 // (the `lookup` of the request), so a name that resolves to a public address when the webhook is
 // added and to 127.0.0.1 when it is delivered (DNS rebinding) is refused too.
 
-const blocked = new net.BlockList();
-for (const [prefix, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 3],
-] as const)
-  blocked.addSubnet(prefix, bits, 'ipv4');
-for (const [prefix, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  blocked.addSubnet(prefix, bits, 'ipv6');
+// IPv6 global unicast is 2000::/3; everything outside it (IPv4-compatible `::a.b.c.d`, NAT64
+// `64:ff9b::/96` outside, discard `100::/64`, site-local, segment routing …) is not an Internet host.
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 
-/** Whether an IP address is not a public unicast address (loopback, private, link-local, …). */
-export function isPrivateAddress(address: string): boolean {
-  const family = net.isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return blocked.check(mapped[1], 'ipv4');
-    return blocked.check(address, 'ipv6');
+/**
+ * The rule, in one place: the name of the IANA special-purpose range an IP address is in
+ * (`loopback`, `private`, `6to4`, `rfc6052` (NAT64), `teredo`, `ipv4Compatible`, …), or null when it
+ * is a global unicast address. An IPv4-mapped `::ffff:a.b.c.d` is judged as its IPv4 address.
+ * Anything that is not an IP address literal is `invalid`. Ranges that embed an IPv4 address
+ * (6to4, NAT64, Teredo) are refused whole: a gateway would relay to an address not checked here.
+ */
+export function specialPurposeRange(address: string): string | null {
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    const family = net.isIP(address);
+    if (family === 0) return 'invalid';
+    // ipaddr.js reads any `::a.b.c.d` as IPv4-mapped (`::ffff:a.b.c.d`): the dotted tail is
+    // rewritten as two hex groups first, so an IPv4-compatible address stays what it is.
+    ip = ipaddr.parse(family === 6 ? address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, dottedToHex) : address);
+  } catch {
+    return 'invalid';
   }
-  return true;
+  if (ip.kind() === 'ipv6') {
+    const v6 = ip as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return specialPurposeRange(v6.toIPv4Address().toString());
+    const range = v6.range();
+    if (range !== 'unicast') return range;
+    if (!v6.match(GLOBAL_UNICAST_V6)) return v6.parts.slice(0, 6).every((p) => p === 0) ? 'ipv4Compatible' : 'reserved';
+    return null;
+  }
+  const range = (ip as ipaddr.IPv4).range();
+  return range === 'unicast' ? null : range;
+}
+
+function dottedToHex(_: string, a: string, b: string, c: string, d: string): string {
+  return `${((+a << 8) | +b).toString(16)}:${((+c << 8) | +d).toString(16)}`;
+}
+
+/** Whether an IP address is not a global unicast address (see `specialPurposeRange`). */
+export function isPrivateAddress(address: string): boolean {
+  return specialPurposeRange(address) !== null;
 }
 
 /** Why a webhook URL is refused when added or changed, or null. */

@@ -231,7 +231,9 @@ export interface DemoCallbackView {
   state?: string;
   error?: string;
   errorDescription?: string;
-  /** A ready-to-paste command that redeems the code. */
+  /** Where the client's secret is (the page never shows the secret itself). */
+  secretFile?: string;
+  /** A ready-to-paste command that redeems the code (it reads the secret from `secretFile`). */
   exchange?: string;
   /** The command that lists the zoos with the token it gives. */
   listZoos: string;
@@ -251,7 +253,7 @@ export function demoCallbackPage(v: DemoCallbackView): string {
     `<h1>The demo app received a code</h1>
 <p class="muted">This page stands in for the demo client's own callback. The code is valid for a few minutes and can be redeemed once.</p>
 <dl class="values"><dt>code</dt><dd>${escapeHtml(v.code ?? '')}</dd><dt>state</dt><dd>${escapeHtml(v.state ?? '(none)')}</dd></dl>
-<p><strong>1.</strong> Exchange it for tokens (as the client would, with its secret):</p>
+<p><strong>1.</strong> Exchange it for tokens (as the client would, with its secret). The secret is not shown here: it is in <code>${escapeHtml(v.secretFile ?? 'the demo credentials file')}</code>, readable only by the account gatehouse runs as, and the command reads it from there:</p>
 <pre class="snippet">${escapeHtml(v.exchange ?? '')}</pre>
 <p><strong>2.</strong> Call the API with the access token of the answer:</p>
 <pre class="snippet">${escapeHtml(v.listZoos)}</pre>`,
