@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { canonicalScope } from '../scope-request.js';
+import { ADMIN_SCOPE } from '../../contract/scope-name.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
 import { audit } from '../audit.js';
@@ -45,6 +46,8 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
  * ends with that grant's validity, never later.
  */
 export async function rememberedConsent(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<number | null> {
+  // `admin` is asked every time (DESIGN.md "Hardening"): the page, or consent_required.
+  if (req.scope.includes(ADMIN_SCOPE)) return null;
   const now = Date.now();
   const grants = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id), clientId: req.client.id }, now, 100);
   let best: number | null = null;

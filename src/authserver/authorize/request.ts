@@ -102,7 +102,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (!client.grantTypes.includes(grant)) throw new RedirectError('unauthorized_client', `The client is not registered for the ${grant} grant`);
     let scope: string[];
     try {
-      scope = resolveRequestedScope(params.get('scope'), client.scope, ctx.collections, 'user');
+      scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: responseType === 'code' ? 'authorization_code' : 'implicit' });
     } catch (e) {
       throw new RedirectError('invalid_scope', (e as OAuthError).description);
     }
