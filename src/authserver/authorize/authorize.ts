@@ -39,7 +39,7 @@ async function guarded(
     if (e instanceof RedirectError && target) {
       audit(ctx, request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
       pageHeaders(reply);
-      return reply.redirect(redirectTo(target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
+      return reply.redirect(redirectTo(ctx, target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
     }
     if (e instanceof OAuthError && !target) {
       // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.

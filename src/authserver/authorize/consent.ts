@@ -22,7 +22,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   pageHeaders(reply, [formTarget(req.redirectUri)]);
   if (decision === 'deny') {
     audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
-    return reply.redirect(redirectTo(req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
+    return reply.redirect(redirectTo(ctx, req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
   }
   const ttlText = form.get('ttl') ?? '';
   const ttl = Number(ttlText);
@@ -97,7 +97,7 @@ async function grantAccess(
       }),
     );
     audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });
-    return reply.redirect(redirectTo(req.redirectUri, 'code', { code, state: req.state }), 302);
+    return reply.redirect(redirectTo(ctx, req.redirectUri, 'code', { code, state: req.state }), 302);
   }
 
   const tokens = (await issueTokens(ctx, request.log, {
@@ -110,7 +110,7 @@ async function grantAccess(
     audit: { event: 'grant.issued' },
   }))!;
   return reply.redirect(
-    redirectTo(req.redirectUri, 'token', {
+    redirectTo(ctx, req.redirectUri, 'token', {
       access_token: tokens.access_token,
       token_type: tokens.token_type,
       expires_in: tokens.expires_in,
