@@ -273,6 +273,7 @@ test('other request errors are redirected to the client with RFC 6749 error para
     assert.equal(got.get('error'), error, JSON.stringify(params));
     assert.equal(got.get('state'), 'keep-me');
     assert.ok(got.get('error_description'));
+    assert.equal(got.get('iss'), server.url, 'RFC 9207: the issuer of the metadata');
   }
   const dup = await page(server, new CookieJar(), `${authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB })}&scope=zoos:read&scope=orders:read`);
   assert.equal(dup.status, 302);

@@ -1,12 +1,13 @@
 // Interoperability: a third-party OAuth client library (oauth4webapi) discovers gatehouse through
 // RFC 8414 metadata and runs the authorization code + PKCE, client credentials, refresh,
-// introspection and revocation flows against it.
+// introspection and revocation flows against it. RFC 9207: every authorization response names the
+// issuer (`iss`), and the library checks it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { fetch as undiciFetch } from 'undici';
 import { startServer, type TestServer } from './helpers/server.js';
-import { CookieJar, addClient, addUser, decide, signIn, type RegisteredClient } from './helpers/oauth.js';
+import { CookieJar, addClient, addUser, authorizeUrl, decide, page, redirectParams, signIn, type RegisteredClient } from './helpers/oauth.js';
 
 let server: TestServer;
 let web: RegisteredClient;
@@ -21,6 +22,7 @@ before(async () => {
   server = await startServer();
   addUser(server, 'erin', 'erin-password-1');
   web = addClient(server, 'rp', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--grant', 'client_credentials', '--redirect-uri', CB, '--name', 'Relying Party']);
+  addClient(server, 'rp-implicit', ['--grant', 'implicit', '--grant', 'authorization_code', '--redirect-uri', CB]);
   const issuer = new URL(server.url);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...opts() }));
 });
@@ -99,4 +101,62 @@ test('errors reach the library as RFC 6749 error responses', async () => {
     assert.equal(err.status, 400);
     return true;
   });
+});
+
+test('RFC 9207: every authorization response carries iss = the metadata issuer; oauth4webapi checks it', async () => {
+  const metadata = await server.json('GET', '/.well-known/oauth-authorization-server');
+  const issuer = metadata.body.issuer;
+  assert.equal(issuer, server.url);
+  assert.equal(metadata.body.authorization_response_iss_parameter_supported, true);
+  assert.equal(as.authorization_response_iss_parameter_supported, true);
+  const jar = new CookieJar();
+  const url = (params: Record<string, string>) => authorizeUrl({ client_id: 'rp-implicit', redirect_uri: CB, state: 'st', ...params });
+
+  // The code, in the query; oauth4webapi accepts it (and insists on iss, since the metadata says so).
+  const consent = await signIn(server, jar, url({ response_type: 'code', scope: 'zoos:read' }), 'erin', 'erin-password-1');
+  const code = await decide(server, jar, consent);
+  assert.equal(redirectParams(code.location!).get('iss'), issuer);
+  assert.ok(oauth.validateAuthResponse(as, { client_id: 'rp-implicit' }, new URL(code.location!), 'st').get('code'));
+  // Without iss, or with another issuer, the library refuses the answer: the check is real.
+  const stripped = new URL(code.location!);
+  stripped.searchParams.delete('iss');
+  assert.throws(() => oauth.validateAuthResponse(as, { client_id: 'rp-implicit' }, stripped, 'st'));
+  const forged = new URL(code.location!);
+  forged.searchParams.set('iss', 'https://attacker.example');
+  assert.throws(() => oauth.validateAuthResponse(as, { client_id: 'rp-implicit' }, forged, 'st'));
+
+  // The implicit grant: in the fragment.
+  const implicitConsent = await signIn(server, jar, url({ response_type: 'token', scope: 'zoos:read' }), 'erin', 'erin-password-1');
+  const implicit = await decide(server, jar, implicitConsent);
+  const fragment = redirectParams(implicit.location!, 'fragment');
+  assert.ok(fragment.get('access_token'));
+  assert.equal(fragment.get('iss'), issuer);
+  // Remembered consent (the implicit grant made one): the code without a page, iss as well.
+  const remembered = await page(server, jar, url({ response_type: 'code', scope: 'zoos:read' }));
+  assert.equal(remembered.status, 302);
+  assert.equal(redirectParams(remembered.location!).get('iss'), issuer);
+
+  // Errors sent to the redirect URI: the user's denial, a bad request, prompt=none without consent, without a session.
+  const denyPage = await signIn(server, jar, url({ response_type: 'code', scope: 'zoos:read' }), 'erin', 'erin-password-1');
+  const denied = await decide(server, jar, denyPage, { decision: 'deny' });
+  assert.equal(redirectParams(denied.location!).get('error'), 'access_denied');
+  assert.equal(redirectParams(denied.location!).get('iss'), issuer);
+  assert.throws(
+    () => oauth.validateAuthResponse(as, { client_id: 'rp-implicit' }, new URL(denied.location!), 'st'),
+    (err: unknown) => err instanceof oauth.AuthorizationResponseError && err.error === 'access_denied',
+  );
+  const errors = [
+    [await page(server, jar, url({ response_type: 'code', scope: 'penguins:read' })), 'query', 'invalid_scope'],
+    [await page(server, jar, url({ response_type: 'token', scope: 'penguins:read' })), 'fragment', 'invalid_scope'],
+    [await page(server, jar, url({ response_type: 'code', scope: 'orders:write', prompt: 'none' })), 'query', 'consent_required'],
+    [await page(server, new CookieJar(), url({ response_type: 'token', scope: 'zoos:read', prompt: 'none' })), 'fragment', 'login_required'],
+    [await page(server, jar, url({ response_type: 'nonsense' })), 'query', 'unsupported_response_type'],
+  ] as const;
+  for (const [answer, where, error] of errors) {
+    assert.equal(answer.status, 302, answer.html);
+    const p = redirectParams(answer.location!, where);
+    assert.equal(p.get('error'), error);
+    assert.equal(p.get('iss'), issuer, `${error} in the ${where}`);
+    assert.equal(p.get('state'), 'st');
+  }
 });

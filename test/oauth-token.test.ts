@@ -34,6 +34,7 @@ test('metadata (RFC 8414) lists the endpoints, grants, scopes, PKCE method and a
   const r = await server.json('GET', '/.well-known/oauth-authorization-server');
   assert.equal(r.status, 200);
   assert.equal(r.body.issuer, server.url);
+  assert.equal(r.body.authorization_response_iss_parameter_supported, true);
   assert.equal(r.body.authorization_endpoint, `${server.url}/oauth/authorize`);
   assert.equal(r.body.token_endpoint, `${server.url}/oauth/token`);
   assert.equal(r.body.revocation_endpoint, `${server.url}/oauth/revocation`);

@@ -26,36 +26,69 @@ export function grantableUniverse(collections: CollectionRegistry): string[] {
   return [...scopeUniverse(collections), ADMIN_SCOPE];
 }
 
-/**
- * Who the tokens will stand for: the client itself (client_credentials), a user not known yet
- * (an authorization request before sign-in, the password grant before the password is checked),
- * or a known user. `admin` goes to admin users, and to clients registered with it.
- */
-export type ScopeHolder = 'client' | 'user' | { admin: boolean };
-
-/** What a client may ask for: its registered scope, or every collection scope (and `admin` for admin users). */
-export function allowedScopes(clientScope: string | null, collections: CollectionRegistry, holder: ScopeHolder): string[] {
-  const universe = grantableUniverse(collections);
-  let allowed: string[];
-  if (clientScope === null) allowed = holder === 'client' ? scopeUniverse(collections) : universe;
-  else {
-    const registered = new Set(clientScope.split(' ').filter(Boolean));
-    allowed = universe.filter((s) => registered.has(s));
-  }
-  if (typeof holder === 'object' && !holder.admin) allowed = allowed.filter((s) => s !== ADMIN_SCOPE);
-  return allowed;
+/** What the scope rules read of a client: its registered scope (null: every collection scope) and its type. */
+export interface ScopeClient {
+  scope: string | null;
+  public: boolean;
 }
 
 /**
- * The scope a request gets: the requested one when every value is known and allowed, the
- * client's whole allowed scope when none is requested (without `admin` unless the client is
- * registered for it: operators ask for it by name). Anything else is invalid_scope.
+ * Who the tokens will stand for, and by which grant: the client itself (client_credentials), or a
+ * user — not known yet (an authorization request before sign-in, the password grant before the
+ * password is checked) or known.
  */
-export function resolveRequestedScope(requested: string | undefined, clientScope: string | null, collections: CollectionRegistry, holder: ScopeHolder): string[] {
+export type ScopeHolder = { client: true } | { user: { admin: boolean } | null; via: 'authorization_code' | 'implicit' | 'password' | 'refresh_token' };
+
+export const CLIENT_ITSELF: ScopeHolder = { client: true };
+
+function registered(client: ScopeClient): Set<string> | null {
+  return client.scope === null ? null : new Set(client.scope.split(' ').filter(Boolean));
+}
+
+/**
+ * The `admin` rule (DESIGN.md "Hardening"), decided here and nowhere else: a client registered
+ * with `admin` may have it for itself (client_credentials, automation); for a user, only a
+ * confidential client whose registration names it, on behalf of an admin user, and never by the
+ * implicit grant (a token in a URL fragment). An unknown user passes until known.
+ */
+export function adminGrantable(client: ScopeClient, holder: ScopeHolder): boolean {
+  const names = registered(client)?.has(ADMIN_SCOPE) ?? false;
+  if ('client' in holder) return names;
+  return names && !client.public && holder.via !== 'implicit' && (holder.user === null || holder.user.admin);
+}
+
+/** What a client may ask for: its registered scope (or every collection scope), and `admin` where adminGrantable says so. */
+export function allowedScopes(client: ScopeClient, collections: CollectionRegistry, holder: ScopeHolder): string[] {
+  const names = registered(client);
+  const collectionScopes = scopeUniverse(collections).filter((s) => names === null || names.has(s));
+  return adminGrantable(client, holder) ? [...collectionScopes, ADMIN_SCOPE] : collectionScopes;
+}
+
+/**
+ * A scope as this holder may be granted it: `admin` dropped where the rule refuses it; nothing
+ * left is invalid_scope. Every grant path passes what it is about to grant through here.
+ */
+export function withAdminRule(scope: readonly string[], client: ScopeClient, holder: ScopeHolder): string[] {
+  if (!scope.includes(ADMIN_SCOPE) || adminGrantable(client, holder)) return [...scope];
+  const kept = scope.filter((s) => s !== ADMIN_SCOPE);
+  if (kept.length === 0)
+    throw new OAuthError('invalid_scope', 'The admin scope is only for a confidential client registered with it, on behalf of an admin user', 400, {
+      scope: 'admin: not for this user or client',
+    });
+  return kept;
+}
+
+/**
+ * The scope a request gets: the requested one when every value is known and registered for the
+ * client (`admin` dropped where the rule refuses it), or the client's allowed scope when none is
+ * requested — `admin` by default only to the client itself: a user's `admin` is asked for by name.
+ * Anything else is invalid_scope.
+ */
+export function resolveRequestedScope(requested: string | undefined, client: ScopeClient, collections: CollectionRegistry, holder: ScopeHolder): string[] {
   const universe = grantableUniverse(collections);
-  const allowed = allowedScopes(clientScope, collections, holder);
   if (requested === undefined) {
-    const byDefault = clientScope === null ? allowed.filter((s) => s !== ADMIN_SCOPE) : allowed;
+    const allowed = allowedScopes(client, collections, holder);
+    const byDefault = 'client' in holder ? allowed : allowed.filter((s) => s !== ADMIN_SCOPE);
     if (byDefault.length === 0) throw new OAuthError('invalid_scope', 'The client has no scope registered', 400, { scope: 'no scope available' });
     return byDefault;
   }
@@ -65,22 +98,18 @@ export function resolveRequestedScope(requested: string | undefined, clientScope
   const unknown = parsed.filter((s) => !universe.includes(s));
   if (unknown.length)
     throw new OAuthError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`, 400, { scope: `unknown: ${unknown.join(' ')}` });
-  const forbidden = parsed.filter((s) => !allowed.includes(s));
-  if (forbidden.includes(ADMIN_SCOPE))
-    throw new OAuthError('invalid_scope', 'The admin scope is granted only to admin users and to clients registered with it', 400, {
-      scope: 'admin: not for this user or client',
-    });
+  const names = registered(client);
+  const forbidden = parsed.filter((s) => s !== ADMIN_SCOPE && names !== null && !names.has(s));
   if (forbidden.length)
     throw new OAuthError('invalid_scope', `Scope not allowed for this client: ${forbidden.join(' ')}`, 400, {
       scope: `not allowed for this client: ${forbidden.join(' ')}`,
     });
   // Canonical order (the deployment's), so equal scopes compare equal as strings.
-  return universe.filter((s) => parsed.includes(s));
-}
-
-/** What a user may be granted of a requested scope (an authorization request read before sign-in). */
-export function grantableTo(user: { admin: boolean }, scope: readonly string[]): string[] {
-  return user.admin ? [...scope] : scope.filter((s) => s !== ADMIN_SCOPE);
+  return withAdminRule(
+    universe.filter((s) => parsed.includes(s)),
+    client,
+    holder,
+  );
 }
 
 /** Keeps the deployment's order so that a granted scope reads the same everywhere. */

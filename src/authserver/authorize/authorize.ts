@@ -10,7 +10,7 @@ import { login } from './login.js';
 import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { errorPage } from './views.js';
-import { grantableTo } from '../scope-request.js';
+import { withAdminRule } from '../scope-request.js';
 import type { User } from '../model/users.js';
 
 // GET/POST {auth_url}/authorize: the authorization code and implicit grants (RFC 6749 §4.1, §4.2).
@@ -39,7 +39,7 @@ async function guarded(
     if (e instanceof RedirectError && target) {
       audit(ctx, request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
       pageHeaders(reply);
-      return reply.redirect(redirectTo(target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
+      return reply.redirect(redirectTo(ctx, target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
     }
     if (e instanceof OAuthError && !target) {
       // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.
@@ -51,11 +51,13 @@ async function guarded(
   }
 }
 
-/** The request as this user may be granted it: `admin` only for admin users; nothing left is invalid_scope. */
+/** The request as this user may be granted it (the admin rule of scope-request.ts); nothing left is invalid_scope. */
 function forUser(req: AuthorizationRequest, user: User): AuthorizationRequest {
-  const scope = grantableTo(user, req.scope);
-  if (scope.length === 0) throw new RedirectError('invalid_scope', 'The admin scope is granted only to admin users');
-  return { ...req, scope };
+  try {
+    return { ...req, scope: withAdminRule(req.scope, req.client, { user, via: req.responseType === 'code' ? 'authorization_code' : 'implicit' }) };
+  } catch (e) {
+    throw new RedirectError('invalid_scope', (e as OAuthError).description);
+  }
 }
 
 export function authorizeGet(ctx: AppContext) {

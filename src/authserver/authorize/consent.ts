@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { canonicalScope } from '../scope-request.js';
+import { ADMIN_SCOPE } from '../../contract/scope-name.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
 import { audit } from '../audit.js';
@@ -21,7 +22,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   pageHeaders(reply, [formTarget(req.redirectUri)]);
   if (decision === 'deny') {
     audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
-    return reply.redirect(redirectTo(req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
+    return reply.redirect(redirectTo(ctx, req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
   }
   const ttlText = form.get('ttl') ?? '';
   const ttl = Number(ttlText);
@@ -45,6 +46,8 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
  * ends with that grant's validity, never later.
  */
 export async function rememberedConsent(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<number | null> {
+  // `admin` is asked every time (DESIGN.md "Hardening"): the page, or consent_required.
+  if (req.scope.includes(ADMIN_SCOPE)) return null;
   const now = Date.now();
   const grants = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id), clientId: req.client.id }, now, 100);
   let best: number | null = null;
@@ -94,7 +97,7 @@ async function grantAccess(
       }),
     );
     audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });
-    return reply.redirect(redirectTo(req.redirectUri, 'code', { code, state: req.state }), 302);
+    return reply.redirect(redirectTo(ctx, req.redirectUri, 'code', { code, state: req.state }), 302);
   }
 
   const tokens = (await issueTokens(ctx, request.log, {
@@ -107,7 +110,7 @@ async function grantAccess(
     audit: { event: 'grant.issued' },
   }))!;
   return reply.redirect(
-    redirectTo(req.redirectUri, 'token', {
+    redirectTo(ctx, req.redirectUri, 'token', {
       access_token: tokens.access_token,
       token_type: tokens.token_type,
       expires_in: tokens.expires_in,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { prefersJson } from '../../platform/http/negotiation.js';
 import type { AppContext } from '../../contract/context.js';
-import { scopeLabel } from '../../contract/scopes.js';
+import { ADMIN_SCOPE, scopeLabel } from '../../contract/scopes.js';
 import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
 import { bodyParams, type Params } from '../params.js';
 import type { AuthorizationRequest } from './request.js';
@@ -57,17 +57,25 @@ export interface ConsentChoices {
  * The requested scopes as rows of the consent page: one per collection with Read and Write. Read
  * is ticked; Write only when the client named it in its request (a client that asked for nothing
  * in particular gets every scope it may have offered, and writing is the user's explicit choice).
+ * `admin` is never ticked and says what it is: full control of the deployment.
  */
+const ADMIN_WARNING =
+  'Full control of this gatehouse deployment: every user, application, grant and setting, and every record through the admin API. Allow only for an administration tool you trust.';
+
 export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choices?: ConsentChoices): ScopeGroup[] {
   const explicit = new URLSearchParams(req.raw).has('scope');
   const groups = new Map<string, ScopeGroup>();
   for (const value of req.scope) {
     const m = /^(.+):(read|write)$/.exec(value);
     const model = m ? ctx.collections.get(m[1]) : undefined;
-    const checked = choices ? choices.scopes.includes(value) : !m || m[2] === 'read' || explicit;
+    const checked = choices ? choices.scopes.includes(value) : value !== ADMIN_SCOPE && (!m || m[2] === 'read' || explicit);
     const choice = { value, label: scopeLabel(ctx.collections, value), checked };
+    if (value === ADMIN_SCOPE) {
+      groups.set(value, { title: 'Administration', other: choice, warning: ADMIN_WARNING });
+      continue;
+    }
     if (!m || !model) {
-      groups.set(value, { title: value === 'admin' ? 'Administration' : value, other: choice });
+      groups.set(value, { title: value, other: choice });
       continue;
     }
     const group = groups.get(model.name) ?? { title: model.title.charAt(0).toUpperCase() + model.title.slice(1) };

@@ -4,6 +4,7 @@ import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, type Client } from '../model/clients.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
+import { issuerOf } from '../endpoints/metadata.js';
 
 // Reading an authorization request (RFC 6749 §4.1.1, §4.2.1) in two stages. Until the client and
 // its redirect URI are known to be genuine nothing may be redirected (PageError: an error page);
@@ -102,7 +103,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (!client.grantTypes.includes(grant)) throw new RedirectError('unauthorized_client', `The client is not registered for the ${grant} grant`);
     let scope: string[];
     try {
-      scope = resolveRequestedScope(params.get('scope'), client.scope, ctx.collections, 'user');
+      scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: responseType === 'code' ? 'authorization_code' : 'implicit' });
     } catch (e) {
       throw new RedirectError('invalid_scope', (e as OAuthError).description);
     }
@@ -127,10 +128,15 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
   return { partial, complete };
 }
 
-/** Where the answer goes: the query for the code grant, the fragment for the implicit grant. */
-export function redirectTo(redirectUri: string, responseType: ResponseType | undefined, values: Record<string, string | number | undefined>): string {
+/**
+ * An authorization response, success or error: the query for the code grant, the fragment for the
+ * implicit grant. Every one names the issuer (RFC 9207 `iss`, the metadata's), so that a client
+ * talking to several authorization servers can tell whose answer it got (mix-up attacks).
+ */
+export function redirectTo(ctx: AppContext, redirectUri: string, responseType: ResponseType | undefined, values: Record<string, string | number | undefined>): string {
   const url = new URL(redirectUri);
-  const entries = Object.entries(values).filter((e): e is [string, string | number] => e[1] !== undefined);
+  const all: Record<string, string | number | undefined> = { ...values, iss: issuerOf(ctx.config) };
+  const entries = Object.entries(all).filter((e): e is [string, string | number] => e[1] !== undefined);
   if (responseType === 'token') url.hash = new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString();
   else for (const [k, v] of entries) url.searchParams.append(k, String(v));
   return url.toString();

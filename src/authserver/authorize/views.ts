@@ -33,6 +33,7 @@ legend{padding:0;margin-bottom:.5rem;font-weight:600}
 .perm{display:grid;grid-template-columns:minmax(0,1fr) 5.5rem 5.5rem;align-items:center;gap:.5rem;padding:.45rem .75rem;border-top:1px solid var(--line)}
 .perm:first-child{border-top:0}
 .perm-name{font-weight:600;overflow-wrap:anywhere}
+.perm-warning{grid-column:1/-1;margin:0;font-size:.9rem;color:var(--danger)}
 .tick{display:flex;align-items:center;gap:.4rem;cursor:pointer}
 .tick input{width:1.05rem;height:1.05rem;margin:0;accent-color:var(--accent)}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
@@ -150,6 +151,8 @@ export interface ScopeGroup {
   read?: ScopeChoice;
   write?: ScopeChoice;
   other?: ScopeChoice;
+  /** Said in words under the row (what `admin` amounts to). */
+  warning?: string;
 }
 
 export interface ConsentView {
@@ -180,7 +183,7 @@ export function consentPage(v: ConsentView): string {
   const rows = v.groups
     .map((g) =>
       g.other
-        ? `<div class="perm"><span class="perm-name">${escapeHtml(g.title)}</span>${tick(g.other, 'Allow')}<span class="tick none" aria-hidden="true"></span></div>`
+        ? `<div class="perm"><span class="perm-name">${escapeHtml(g.title)}</span>${tick(g.other, 'Allow')}<span class="tick none" aria-hidden="true"></span>${g.warning ? `<p class="perm-warning">${escapeHtml(g.warning)}</p>` : ''}</div>`
         : `<div class="perm"><span class="perm-name">${escapeHtml(g.title)}</span>${tick(g.read, 'Read')}${tick(g.write, 'Write')}</div>`,
     )
     .join('\n');

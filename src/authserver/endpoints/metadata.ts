@@ -27,6 +27,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     introspection_endpoint: `${auth}/introspection`,
     response_types_supported: ['code', 'token'],
     response_modes_supported: ['query', 'fragment'],
+    // RFC 9207: every authorization response carries `iss` (authorize/request.ts, redirectTo).
+    authorization_response_iss_parameter_supported: true,
     grant_types_supported: ['authorization_code', 'implicit', ...[...TOKEN_GRANTS.keys()].filter((g) => g !== 'authorization_code')],
     scopes_supported: scopeUniverse(ctx.collections),
     code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],

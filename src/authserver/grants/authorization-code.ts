@@ -3,7 +3,7 @@ import { sha256 } from '../../platform/crypto/secrets.js';
 import { verifierMatches } from '../pkce.js';
 import { claimCode, findCodeRow } from '../store/grants.js';
 import { issueTokens, issuesRefreshTokens, revokeAfterReplay } from '../tokens.js';
-import type { TokenGrant } from './grant.js';
+import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
 // RFC 6749 §4.1.3 with RFC 7636: a code is redeemed once, by the client it was issued to, with
 // the redirect URI and PKCE verifier of its authorization request. A second redemption is a
@@ -41,7 +41,7 @@ export const authorizationCodeGrant: TokenGrant = {
       throw invalidGrant('code_verifier sent for a code issued without code_challenge', { code_verifier: 'unexpected' });
     }
 
-    const scope = row.scope.split(' ').filter(Boolean);
+    const scope = await withAdminRuleNow(ctx, row.scope.split(' ').filter(Boolean), client, row.subject, 'authorization_code');
     const expiresAt = Number(row.grant_expires_at);
     if (expiresAt <= Date.now()) throw invalidGrant('The validity chosen for this authorization has ended', { code: 'authorization expired' });
     const response = await issueTokens(ctx, request.log, {

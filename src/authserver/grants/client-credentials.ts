@@ -1,5 +1,5 @@
 import { OAuthError } from '../../platform/http/errors.js';
-import { resolveRequestedScope } from '../scope-request.js';
+import { CLIENT_ITSELF, resolveRequestedScope } from '../scope-request.js';
 import { issueTokens } from '../tokens.js';
 import { clientSubject } from '../model/users.js';
 import type { TokenGrant } from './grant.js';
@@ -16,7 +16,7 @@ export const clientCredentialsGrant: TokenGrant = {
       throw new OAuthError('unauthorized_client', 'A public client cannot use client_credentials', 400, {
         grant_type: 'needs a confidential client',
       });
-    const scope = resolveRequestedScope(params.get('scope'), client.scope, ctx.collections, 'client');
+    const scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, CLIENT_ITSELF);
     const response = await issueTokens(ctx, request.log, {
       grantType: 'client_credentials',
       client,

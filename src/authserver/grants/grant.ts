@@ -4,6 +4,10 @@ import type { GrantType } from '../model/clients.js';
 import type { AuthenticatedClient } from '../endpoints/client-auth.js';
 import type { Params } from '../params.js';
 import type { TokenResponse } from '../tokens.js';
+import type { Client } from '../model/client.js';
+import { findUserById } from '../model/users.js';
+import { withAdminRule } from '../scope-request.js';
+import { ADMIN_SCOPE } from '../../contract/scope-name.js';
 
 /** The shape every grant module exports: the token endpoint dispatches on `grantType`. */
 export interface TokenGrant {
@@ -11,4 +15,16 @@ export interface TokenGrant {
   /** The parameters this grant reads, besides grant_type and client authentication. */
   parameters: readonly string[];
   handler(ctx: AppContext, request: FastifyRequest, caller: AuthenticatedClient, params: Params): Promise<TokenResponse>;
+}
+
+/**
+ * A scope about to be granted again from an earlier decision (a code, a refresh token), under the
+ * admin rule as it stands now: the client's registration and the user's admin right may have
+ * changed since. The user is read only when `admin` is at stake.
+ */
+export async function withAdminRuleNow(ctx: AppContext, scope: string[], client: Client, subject: string, via: 'authorization_code' | 'refresh_token'): Promise<string[]> {
+  if (!scope.includes(ADMIN_SCOPE)) return scope;
+  const userId = subject.startsWith('user:') ? subject.slice('user:'.length) : null;
+  const user = userId === null ? null : await findUserById(ctx, userId);
+  return withAdminRule(scope, client, { user: { admin: user?.admin === true }, via });
 }

@@ -17,13 +17,13 @@ export const passwordGrant: TokenGrant = {
     const password = params.require('password');
     // Checked again once the user is known: `admin` only for admin users.
     const requested = params.get('scope');
-    resolveRequestedScope(requested, client.scope, ctx.collections, 'user');
+    resolveRequestedScope(requested, client, ctx.collections, { user: null, via: 'password' });
 
     const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
     if ('retryAfter' in outcome) throw throttled(outcome.retryAfter);
     if ('failed' in outcome) throw new OAuthError('invalid_grant', 'Invalid username or password', 400, { password: 'does not match the username' });
 
-    const scope = resolveRequestedScope(requested, client.scope, ctx.collections, outcome.user);
+    const scope = resolveRequestedScope(requested, client, ctx.collections, { user: outcome.user, via: 'password' });
     const { auth } = ctx.config;
     const refresh = issuesRefreshTokens(client);
     const validity = Math.min(auth.maxGrantTtl, refresh ? auth.refreshTokenTtl : auth.accessTokenTtl);

@@ -3,7 +3,7 @@ import { sha256 } from '../../platform/crypto/secrets.js';
 import { parseScope } from '../scope-request.js';
 import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
 import { findGrant, issueTokens, revokeAfterReplay } from '../tokens.js';
-import type { TokenGrant } from './grant.js';
+import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
 // RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every refresh returns a new refresh token and
 // retires the old one; presenting a retired one again revokes the whole grant. The new tokens
@@ -30,7 +30,9 @@ export const refreshTokenGrant: TokenGrant = {
     if (Number(row.expires_at) <= now || grant.expiresAt <= now) throw invalidGrant('The refresh token has expired');
 
     const held = row.scope.split(' ').filter(Boolean);
-    let scope = held;
+    // Under the admin rule as it stands now: the client's registration or the user's right may have changed.
+    const holding = await withAdminRuleNow(ctx, held, client, grant.subject, 'refresh_token');
+    let scope = holding;
     const requested = params.get('scope');
     if (requested !== undefined) {
       const parsed = parseScope(requested);
@@ -39,7 +41,8 @@ export const refreshTokenGrant: TokenGrant = {
       const wider = parsed.filter((s) => !held.includes(s));
       if (wider.length)
         throw new OAuthError('invalid_scope', `Scope exceeds the original grant: ${wider.join(' ')}`, 400, { scope: `not granted: ${wider.join(' ')}` });
-      scope = held.filter((s) => parsed.includes(s));
+      scope = holding.filter((s) => parsed.includes(s));
+      if (scope.length === 0) throw new OAuthError('invalid_scope', 'The admin scope is no longer granted to this client', 400, { scope: 'admin: not for this user or client' });
     }
 
     const response = await issueTokens(ctx, request.log, {
@@ -49,7 +52,7 @@ export const refreshTokenGrant: TokenGrant = {
       grant: { existing: grant },
       scope,
       // RFC 6749 §6: the new refresh token keeps the scope of the one it replaces.
-      refreshScope: held,
+      refreshScope: holding,
       claim: (tx) => claimRefreshToken(tx, row.hash, now),
       audit: { event: 'token.refreshed' },
     });
