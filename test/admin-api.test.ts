@@ -82,6 +82,25 @@ test('clients: create (secret once, stored hashed), read, list, change under the
   assertApiError(await call('DELETE', '/clients/shop'), 404);
 });
 
+test('clients: "introspect" (a resource server) and "require_pkce" are created, read, listed and changed; a public client cannot introspect', async () => {
+  const made = await call('POST', '/clients', { client_id: 'rs-api', grant_types: ['client_credentials'], introspect: true });
+  assert.equal(made.status, 201, made.text);
+  assert.equal(made.body.introspect, true);
+  assert.equal(made.body.require_pkce, false);
+  assert.equal((await call('GET', '/clients/rs-api')).body.introspect, true);
+  assert.equal((await call('GET', '/clients')).body.find((c: Json) => c.client_id === 'rs-api').introspect, true);
+  const changed = await call('PATCH', '/clients/rs-api', { introspect: false, require_pkce: true });
+  assert.equal(changed.status, 200, changed.text);
+  assert.equal(changed.body.introspect, false);
+  assert.equal(changed.body.require_pkce, true);
+  const got = (await call('GET', '/clients/rs-api')).body;
+  assert.equal(got.introspect, false);
+  assert.equal(got.require_pkce, true);
+  assertApiError(await call('PATCH', '/clients/rs-api', { introspect: 'yes' }), 400, ['introspect']);
+  assertApiError(await call('POST', '/clients', { client_id: 'rs-pub', public: true, grant_types: ['password'], introspect: true }), 400, ['introspect']);
+  assert.equal((await call('DELETE', '/clients/rs-api')).status, 204);
+});
+
 test('users: create, read by username or id, change password and admin flag, delete', async () => {
   const made = await call('POST', '/users', { username: 'bob', password: PASSWORD });
   assert.equal(made.status, 201, made.text);

@@ -245,6 +245,29 @@ test('a client\'s browser origins, home page and verification are set in the con
   assert.equal((await page(server, jar, '/admin/clients/spa-c/delete', { csrf_token: csrf })).status, 303);
 });
 
+test('a resource server (may introspect every token) and a PKCE requirement are set in the console and shown on its page', async () => {
+  const made = await page(server, jar, '/admin/clients', { csrf_token: csrf, client_id: 'rs-c', type: 'confidential', grant_types: 'authorization_code', redirect_uris: 'https://rs.example/cb', introspect: 'yes', require_pkce: 'yes', token_type: 'bearer' });
+  assert.equal(made.status, 201, made.html);
+  let shown = await page(server, jar, '/admin/clients/rs-c');
+  assert.match(shown.html, /<dt>Resource server<\/dt><dd>yes/);
+  assert.match(shown.html, /<dt>PKCE required<\/dt><dd>yes/);
+  assert.match(shown.html, /name="introspect" value="yes" checked/);
+  const listed = () => JSON.parse(server.cli(['client', 'list', '--json']).stdout).find((c: { client_id: string }) => c.client_id === 'rs-c');
+  assert.equal(listed().introspect, true);
+  assert.equal(listed().require_pkce, true);
+  // Unticking both: the form sends neither.
+  const saved = await page(server, jar, '/admin/clients/rs-c', { csrf_token: csrf, grant_types: 'authorization_code', redirect_uris: 'https://rs.example/cb', token_type: 'bearer' });
+  assert.equal(saved.status, 303, saved.html);
+  shown = await page(server, jar, '/admin/clients/rs-c');
+  assert.match(shown.html, /<dt>Resource server<\/dt><dd>no/);
+  assert.equal(listed().introspect, false);
+  assert.equal(listed().require_pkce, false);
+  const pub = await page(server, jar, '/admin/clients', { csrf_token: csrf, client_id: 'rs-p', type: 'public', grant_types: 'authorization_code', redirect_uris: 'https://rs.example/cb', introspect: 'yes', token_type: 'bearer' });
+  assert.equal(pub.status, 400);
+  assert.match(pub.html, /id="f-introspect-error">[^<]*public client cannot introspect/);
+  assert.equal((await page(server, jar, '/admin/clients/rs-c/delete', { csrf_token: csrf })).status, 303);
+});
+
 test('sign-out ends the session on the server: the old cookie no longer works', async () => {
   const { jar: mine, csrf: token } = await consoleSignIn('root', 'root-password-1');
   const stolen = mine.cookies.get('gatehouse_admin')!;

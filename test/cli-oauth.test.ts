@@ -99,6 +99,26 @@ test('client add: --secret, --public, --token-type mac, and every scope when --s
   assert.equal(mobile.client_secret, undefined);
 });
 
+test('client add --introspect (a resource server) and --require-pkce: stored, printed, listed; a public client cannot introspect', () => {
+  const made = cli(['client', 'add', 'rs', '--grant', 'client_credentials', '--introspect', '--require-pkce']);
+  assert.equal(made.status, 0, made.stderr);
+  const rs = JSON.parse(made.stdout);
+  assert.equal(rs.introspect, true);
+  assert.equal(rs.require_pkce, true);
+  const listed = JSON.parse(cli(['client', 'list', '--json']).stdout) as { client_id: string; introspect: boolean; require_pkce: boolean }[];
+  assert.equal(listed.find((c) => c.client_id === 'rs')!.introspect, true);
+  assert.equal(listed.find((c) => c.client_id === 'shop')!.introspect, false);
+  assert.equal(listed.find((c) => c.client_id === 'shop')!.require_pkce, false);
+  const conn = db();
+  const row = conn.prepare('select introspect, require_pkce from clients where id = ?').get('rs');
+  conn.close();
+  assert.deepEqual(row, { introspect: 1, require_pkce: 1 });
+  const pub = cli(['client', 'add', 'rs-pub', '--public', '--grant', 'password', '--introspect']);
+  assert.equal(pub.status, 1);
+  assert.match(pub.stderr, /--introspect: a public client cannot introspect/);
+  assert.equal(cli(['client', 'remove', 'rs']).status, 0);
+});
+
 test('client add refuses what cannot work or would be unsafe', () => {
   const cases: [string[], RegExp][] = [
     [['client', 'add', 'shop', '--grant', 'client_credentials'], /already exists/],

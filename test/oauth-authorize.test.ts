@@ -35,7 +35,8 @@ const user = { username: 'bob', password: PASSWORD };
 before(async () => {
   server = await startServer();
   addUser(server, 'bob', PASSWORD);
-  web = addClient(server, 'web', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', WEB_CB, '--redirect-uri', WEB_OTHER, '--name', 'Web <App> & "Co"']);
+  // It introspects the public clients' tokens too: it is registered as a resource server.
+  web = addClient(server, 'web', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', WEB_CB, '--redirect-uri', WEB_OTHER, '--name', 'Web <App> & "Co"', '--introspect']);
   single = addClient(server, 'single', ['--grant', 'authorization_code', '--grant', 'implicit', '--redirect-uri', SINGLE_CB, '--scope', 'zoos:read zoos:write orders:read']);
   addClient(server, 'spa', ['--public', '--grant', 'authorization_code', '--grant', 'implicit', '--grant', 'refresh_token', '--redirect-uri', SPA_CB]);
   other = addClient(server, 'other', ['--grant', 'authorization_code', '--redirect-uri', WEB_CB]);

@@ -185,7 +185,7 @@ test('client_credentials: the client is the subject; scope limited to its regist
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.scope, 'zoos:read zoos:write');
   assert.equal(r.body.refresh_token, undefined);
-  const info = await introspect(server, r.body.access_token, app);
+  const info = await introspect(server, r.body.access_token, narrow);
   assert.equal(info.sub, 'client:narrow');
   const wider = await post(server, 'token', { grant_type: 'client_credentials', scope: 'zoos:read orders:read' }, { auth: basic('narrow', narrow.client_secret!) });
   assert.equal(wider.status, 400);
@@ -205,7 +205,7 @@ test('mac clients get token_type mac with mac_key and mac_algorithm hmac-sha-256
   assert.equal(again.status, 200);
   assert.equal(again.body.token_type, 'mac');
   assert.notEqual(again.body.mac_key, r.body.mac_key);
-  const info = await introspect(server, r.body.access_token, app);
+  const info = await introspect(server, r.body.access_token, macApp);
   assert.equal(info.token_type, 'mac');
 });
 
@@ -288,7 +288,7 @@ test("a client cannot revoke another client's token", async () => {
 
 test('introspection (RFC 7662): confidential clients only; anything invalid is active:false', async () => {
   const a = await passwordTokens('orders:read');
-  const info = await introspect(server, a.access_token, narrow);
+  const info = await introspect(server, a.access_token, app);
   assert.equal(info.active, true);
   assert.equal(info.scope, 'orders:read');
   assert.ok(info.exp > Date.now() / 1000 && info.iat <= Date.now() / 1000 + 1);

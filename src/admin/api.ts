@@ -97,7 +97,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         GET: async () => (await listClients(ctx)).map(describeClient),
         POST: async (request, reply) => {
           const b = body(request);
-          fields(b, { client_id: 'string', name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', public: 'boolean', client_secret: 'string', origins: 'string[]', uri: 'string|null', verified: 'boolean' });
+          fields(b, { client_id: 'string', name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', public: 'boolean', client_secret: 'string', origins: 'string[]', uri: 'string|null', verified: 'boolean', introspect: 'boolean', require_pkce: 'boolean' });
           if (typeof b.client_id !== 'string') throw badRequest('Invalid request body', { client_id: 'is required' });
           const { client, secret } = await model(() =>
             registerClient(ctx, {
@@ -112,6 +112,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
               origins: (b.origins as string[] | undefined) ?? [],
               uri: (b.uri as string | null | undefined) ?? null,
               verified: b.verified === true,
+              introspect: b.introspect === true,
+              requirePkce: b.require_pkce === true,
             }, actorOf(request)),
           );
           return created(reply, `/clients/${encodeURIComponent(client.id)}`, { ...describeClient(client), ...(secret === null ? {} : { client_secret: secret }) });
@@ -132,7 +134,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
         GET: async (request) => describeClient(await clientOr404(request)),
         PATCH: async (request) => {
           const b = body(request);
-          fields(b, { name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', origins: 'string[]', uri: 'string|null', verified: 'boolean' });
+          fields(b, { name: 'string', redirect_uris: 'string[]', grant_types: 'string[]', scope: 'string|null', token_type: 'string', origins: 'string[]', uri: 'string|null', verified: 'boolean', introspect: 'boolean', require_pkce: 'boolean' });
           const changes: ClientChanges = {
             name: b.name as string | undefined,
             redirectUris: b.redirect_uris as string[] | undefined,
@@ -142,6 +144,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): void {
             origins: b.origins as string[] | undefined,
             uri: b.uri as string | null | undefined,
             verified: b.verified as boolean | undefined,
+            introspect: b.introspect as boolean | undefined,
+            requirePkce: b.require_pkce as boolean | undefined,
           };
           const updated = await model(() => updateClient(ctx, (request.params as { id: string }).id, changes, actorOf(request)));
           if (!updated) throw notFound('No such client', { client_id: 'does not exist' });

@@ -1,5 +1,6 @@
 import type { Config } from '../platform/config/load.js';
 import { ADMIN_API } from './api.js';
+import { GRANT_TYPES } from '../authserver/model/clients.js';
 
 // The admin API's operations for the OpenAPI document (GET /v1/openapi.json): paths under
 // {base_url}/admin/v1, each with its own server (the document's default server is the resource API).
@@ -25,12 +26,14 @@ const Client: Obj = {
     name: { type: 'string' },
     type: { type: 'string', enum: ['public', 'confidential'] },
     redirect_uris: { type: 'array', items: { type: 'string' } },
-    grant_types: { type: 'array', items: { type: 'string', enum: ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'] } },
+    grant_types: { type: 'array', items: { type: 'string', enum: [...GRANT_TYPES] } },
     scope: { type: ['string', 'null'], description: 'Space-separated; null: every collection scope' },
     token_type: { type: 'string', enum: ['bearer', 'mac'] },
     origins: { type: 'array', items: { type: 'string' }, description: 'Browser origins allowed to call with its tokens (CORS): its redirect URIs\' origins and the ones registered' },
     uri: { type: ['string', 'null'], description: 'Its home page, shown on the consent and account pages' },
     verified: { type: 'boolean', description: 'The operator vouches for it (no "not verified" note on the consent page)' },
+    introspect: { type: 'boolean', description: 'A resource server: it may introspect every client\'s tokens (any client may introspect its own)' },
+    require_pkce: { type: 'boolean', description: 'Its authorization code requests must carry a PKCE challenge (S256); public clients always must' },
     created_at: { type: 'string', format: 'date-time' },
     client_secret: { type: 'string', description: 'Only in the answer to a create or a secret rotation' },
   },
@@ -44,12 +47,14 @@ const NewClient: Obj = {
     public: { type: 'boolean' },
     client_secret: { type: 'string', minLength: 32 },
     redirect_uris: { type: 'array', items: { type: 'string' } },
-    grant_types: { type: 'array', items: { type: 'string' } },
+    grant_types: { type: 'array', items: { type: 'string', enum: [...GRANT_TYPES] }, description: 'Only grants the deployment offers (auth.grants)' },
     scope: { type: ['string', 'null'] },
     token_type: { type: 'string', enum: ['bearer', 'mac'] },
     origins: { type: 'array', items: { type: 'string' }, description: 'Browser origins beyond the redirect URIs\' (scheme://host[:port])' },
     uri: { type: ['string', 'null'] },
     verified: { type: 'boolean' },
+    introspect: { type: 'boolean', description: 'Confidential clients only' },
+    require_pkce: { type: 'boolean' },
   },
 };
 const Webhook: Obj = {

@@ -14,6 +14,8 @@ interface ClientOptions extends CommonOptions {
   origin: string[];
   uri?: string;
   verified?: boolean;
+  introspect?: boolean;
+  requirePkce?: boolean;
 }
 
 const CLIENT_COLUMNS: Column[] = ['client_id', 'name', 'type', 'grant_types', { key: 'scope', show: (v) => (v === null ? '(every scope)' : cell(v)) }, 'token_type', 'created_at'];
@@ -30,6 +32,8 @@ const FLAGS: Record<string, string> = {
   name: '--name',
   origins: '--origin',
   uri: '--uri',
+  introspect: '--introspect',
+  require_pkce: '--require-pkce',
 };
 
 export function clientCommand(program: Command): void {
@@ -46,6 +50,8 @@ export function clientCommand(program: Command): void {
     .option('--name <name>', 'display name shown on the consent page (default: the client id)')
     .option('--uri <url>', 'its home page, shown (as its host) on the consent and account pages')
     .option('--verified', 'you vouch for this application: the consent page shows no "not verified" note')
+    .option('--introspect', 'a resource server: it may introspect every client\'s tokens (a client may always introspect its own)')
+    .option('--require-pkce', 'its authorization code requests must carry a PKCE challenge (S256), though it is confidential')
     .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
     .action(async (id: string, opts: ClientOptions) => {
       await withContext(opts, async (ctx) => {
@@ -62,6 +68,8 @@ export function clientCommand(program: Command): void {
             origins: opts.origin,
             uri: opts.uri ?? null,
             verified: opts.verified === true,
+            introspect: opts.introspect === true,
+            requirePkce: opts.requirePkce === true,
           }),
         );
         const out = describeClient(created);

@@ -5,7 +5,7 @@ import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { randomSecret } from '../platform/crypto/secrets.js';
 import { routeMethods } from '../platform/http/routes.js';
-import { anyClientRegistered, registerClient } from '../authserver/model/clients.js';
+import { anyClientRegistered, grantEnabled, registerClient } from '../authserver/model/clients.js';
 import { anyUserRegistered, createUser } from '../authserver/model/users.js';
 import { demoCallbackPage } from '../authserver/authorize/views.js';
 import { pageHeaders, sendPage } from '../authserver/authorize/pages.js';
@@ -70,13 +70,15 @@ export async function ensureDemoDeployment(ctx: AppContext): Promise<string[]> {
     return []; // another instance created it at the same moment
   }
   const redirectUri = demoRedirectUri(ctx);
+  // Only the grants the deployment offers (auth.grants): registering for another is refused.
+  const grants = (['authorization_code', 'password', 'client_credentials', 'refresh_token'] as const).filter((g) => grantEnabled(ctx.config, g));
   const { secret } = await registerClient(ctx, {
     id: DEMO_CLIENT,
     name: 'Demo app',
     verified: true,
     public: false,
     redirectUris: [redirectUri],
-    grantTypes: ['authorization_code', 'password', 'client_credentials', 'refresh_token'],
+    grantTypes: [...grants],
     scope: null,
     tokenType: 'bearer',
     origins: [],
@@ -89,7 +91,7 @@ export async function ensureDemoDeployment(ctx: AppContext): Promise<string[]> {
     '',
     'Demo deployment created (saved in ' + file + '):',
     `  user           ${DEMO_USER}   password ${password}`,
-    `  client         ${DEMO_CLIENT}   secret ${secret}   (grants: authorization_code, password, client_credentials, refresh_token)`,
+    `  client         ${DEMO_CLIENT}   secret ${secret}   (grants: ${grants.join(', ')})`,
     '  get a token:',
     `    ${saved.get_token}`,
     '  list the zoos with it:',

@@ -23,6 +23,8 @@ function valuesOf(form: Params, current?: ClientFormValues): ClientFormValues {
     origins: form.values.get('origins') ?? '',
     uri: (form.get('uri') ?? '').trim(),
     verified: form.get('verified') === 'yes',
+    introspect: form.get('introspect') === 'yes',
+    require_pkce: form.get('require_pkce') === 'yes',
   };
 }
 
@@ -36,12 +38,13 @@ function lines(text: string): string[] {
 export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void {
   const { ctx, base } = kit;
   const knownScopes = grantableUniverse(ctx.collections);
+  const enabledGrants = ctx.config.auth.grants;
   const id = (request: FastifyRequest) => (request.params as { id: string }).id;
   const path = (client: Client | string) => `/clients/${encodeURIComponent(typeof client === 'string' ? client : client.id)}`;
   const missing = (reply: FastifyReply, s: Signed) => kit.message(reply, s, 404, 'No such client', 'There is no client with this id (it may have been deleted).', 'clients');
 
   const listPage = async (reply: FastifyReply, s: Signed, status: number, form: ClientFormValues, problem?: Refusal, notice?: string) =>
-    kit.page(reply, s, status, 'Clients', 'clients', clientsBody({ base, csrf: s.csrf, clients: await listClients(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes }), refused(problem));
+    kit.page(reply, s, status, 'Clients', 'clients', clientsBody({ base, csrf: s.csrf, clients: await listClients(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes, enabledGrants }), refused(problem));
 
   kit.route(app, '/clients', {
     GET: kit.guard(async (request, reply, s) => {
@@ -64,6 +67,8 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
             origins: lines(v.origins),
             uri: v.uri || null,
             verified: v.verified,
+            introspect: v.introspect,
+            requirePkce: v.require_pkce,
           }),
         'client_id',
       );
@@ -75,7 +80,7 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
   });
 
   const clientPage = (reply: FastifyReply, s: Signed, status: number, client: Client, form: ClientFormValues, problem?: Refusal, notice?: string) =>
-    kit.page(reply, s, status, `Client ${client.id}`, 'clients', clientBody({ base, csrf: s.csrf, client, form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes }), refused(problem));
+    kit.page(reply, s, status, `Client ${client.id}`, 'clients', clientBody({ base, csrf: s.csrf, client, form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes, enabledGrants }), refused(problem));
 
   kit.route(app, '/clients/:id', {
     GET: kit.guard(async (request, reply, s) => {
@@ -100,6 +105,8 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
             origins: lines(v.origins),
             uri: v.uri || null,
             verified: v.verified,
+            introspect: v.introspect,
+            requirePkce: v.require_pkce,
           }),
         'client_id',
       );

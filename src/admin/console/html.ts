@@ -161,6 +161,8 @@ const LABELS: Record<string, string> = {
   url: 'URL',
   events: 'Event types',
   collections: 'Collections',
+  introspect: 'Resource server',
+  require_pkce: 'PKCE',
 };
 
 function label(name: string): string {

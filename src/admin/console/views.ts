@@ -86,6 +86,8 @@ export interface ClientFormValues {
   origins: string;
   uri: string;
   verified: boolean;
+  introspect: boolean;
+  require_pkce: boolean;
 }
 
 export function clientFormValues(client: Client): ClientFormValues {
@@ -100,12 +102,22 @@ export function clientFormValues(client: Client): ClientFormValues {
     origins: client.origins.join('\n'),
     uri: client.uri ?? '',
     verified: client.verified,
+    introspect: client.introspect,
+    require_pkce: client.requirePkce,
   };
 }
 
-export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false };
+export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false, introspect: false, require_pkce: false };
 
-function clientFields(v: ClientFormValues, errors: Errors, knownScopes: string[], creating: boolean): Html {
+/** A checkbox whose value is `yes` when ticked. */
+const tick = (name: string, legend: string, label: string, on: boolean, error?: string) => choices({ name, legend, type: 'checkbox', options: [{ value: 'yes', label }], chosen: on ? ['yes'] : [], error });
+
+/** The grant checkboxes: those the deployment offers, and any it has turned off that the client still holds (marked so). */
+function grantOptions(enabled: readonly string[], chosen: string[]) {
+  return GRANT_TYPES.filter((g) => enabled.includes(g) || chosen.includes(g)).map((g) => ({ value: g, label: enabled.includes(g) ? g : `${g} (turned off in this deployment: auth.grants)` }));
+}
+
+function clientFields(v: ClientFormValues, errors: Errors, knownScopes: string[], creating: boolean, enabledGrants: readonly string[]): Html {
   return html`${creating ? field({ name: 'client_id', label: 'Client id', value: v.client_id, required: true, hint: '1–128 letters, digits or . _ ~ -; it cannot change later.', error: errors.client_id }) : ''}
 ${field({ name: 'name', label: 'Name', value: v.name, hint: 'Shown to users on the consent page. Empty: the client id.', error: errors.name })}
 ${
@@ -123,11 +135,13 @@ ${
       })
     : ''
 }
-${choices({ name: 'grant_types', legend: 'Grants', type: 'checkbox', options: GRANT_TYPES.map((g) => ({ value: g, label: g })), chosen: v.grant_types, error: errors.grant_types })}
+${choices({ name: 'grant_types', legend: 'Grants', type: 'checkbox', options: grantOptions(enabledGrants, v.grant_types), chosen: v.grant_types, error: errors.grant_types })}
 ${field({ name: 'redirect_uris', label: 'Redirect URIs', value: v.redirect_uris, multiline: true, hint: 'One per line; absolute, no fragment; plain http only for 127.0.0.1, [::1] and localhost. Needed for authorization_code and implicit.', error: errors.redirect_uris })}
 ${field({ name: 'origins', label: 'Browser origins', value: v.origins, multiline: true, hint: 'One per line (https://app.example): pages that may call with its tokens (CORS), beside its redirect URIs\' origins.', error: errors.origins })}
 ${field({ name: 'uri', label: 'Home page', value: v.uri, hint: 'Shown to users (as its host) on the consent and account pages.', error: errors.uri })}
 ${choices({ name: 'verified', legend: 'Verified', type: 'checkbox', options: [{ value: 'yes', label: 'I vouch for this application (no "not verified" note on the consent page)' }], chosen: v.verified ? ['yes'] : [], error: errors.verified })}
+${tick('introspect', 'Resource server', 'May introspect every client\'s tokens (any client may introspect its own; confidential clients only)', v.introspect, errors.introspect)}
+${tick('require_pkce', 'PKCE', 'Require a PKCE challenge (S256) with every authorization code request (public clients always must)', v.require_pkce, errors.require_pkce)}
 ${field({ name: 'scope', label: 'Scope', value: v.scope, hint: `Space-separated. Empty: the client may ask for every scope. Known: ${knownScopes.join(' ')}`, error: errors.scope })}
 ${choices({
   name: 'token_type',
@@ -151,6 +165,8 @@ export interface ClientsView {
   error?: string;
   notice?: string;
   knownScopes: string[];
+  /** The grants the deployment offers (auth.grants). */
+  enabledGrants: readonly string[];
 }
 
 export function clientsBody(v: ClientsView): Html {
@@ -170,7 +186,7 @@ ${table('Registered clients', ['Client id', 'Name', 'Type', 'Grants', 'Scope', '
 ${v.error ? errorSummary(v.error, v.errors) : ''}
 <form method="post" action="${v.base}/clients" novalidate>
 ${csrfField(v.csrf)}
-${clientFields(v.form, v.errors, v.knownScopes, true)}
+${clientFields(v.form, v.errors, v.knownScopes, true, v.enabledGrants)}
 <div class="buttons"><button type="submit" class="primary">Register the client</button></div>
 <p class="hint">A confidential client gets a generated 256-bit secret, shown once on the next page.</p>
 </form>
@@ -189,6 +205,8 @@ export function clientProps(c: Client): Html {
 <dt>Browser origins</dt><dd>${c.origins.length ? c.origins.map((o, i) => html`${i ? html`<br>` : ''}<code>${o}</code>`) : html`<span class="muted">only its redirect URIs'</span>`}</dd>
 <dt>Home page</dt><dd>${c.uri ? html`<code>${c.uri}</code>` : html`<span class="muted">none</span>`}</dd>
 <dt>Verified</dt><dd>${c.verified ? 'yes' : 'no'}</dd>
+<dt>Resource server</dt><dd>${c.introspect ? 'yes: may introspect every client\'s tokens' : 'no'}</dd>
+<dt>PKCE required</dt><dd>${c.requirePkce || c.public ? 'yes' : 'no'}</dd>
 <dt>Registered</dt><dd>${when(c.createdAt)}</dd>
 </dl>`;
 }
@@ -231,6 +249,8 @@ export interface ClientView {
   error?: string;
   notice?: string;
   knownScopes: string[];
+  /** The grants the deployment offers (auth.grants). */
+  enabledGrants: readonly string[];
 }
 
 export function clientBody(v: ClientView): Html {
@@ -244,7 +264,7 @@ ${notice(v.notice)}
 ${v.error ? errorSummary(v.error, v.errors) : ''}
 <form method="post" action="${v.base}/clients/${id}" novalidate>
 ${csrfField(v.csrf)}
-${clientFields(v.form, v.errors, v.knownScopes, false)}
+${clientFields(v.form, v.errors, v.knownScopes, false, v.enabledGrants)}
 <div class="buttons"><button type="submit" class="primary">Save changes</button></div>
 </form>
 </section>

@@ -6,10 +6,13 @@ import { activeFrom, matchingToken } from '../../contract/active-token.js';
 import { findGrant } from '../tokens.js';
 import { findAccessTokenWithGrant, findRefreshTokenRow } from '../store/grants.js';
 import { findUserById } from '../model/users.js';
+import { mayIntrospect, type Client } from '../model/clients.js';
 import { issuerOf } from './metadata.js';
 
-// POST {auth_url}/introspection (RFC 7662), for confidential clients (e.g. a resource server
-// registered as a client). Anything that is not a currently valid token is { active: false }.
+// POST {auth_url}/introspection (RFC 7662), for confidential clients. A client learns only about
+// the tokens issued to itself; a client registered as a resource server (--introspect) about every
+// token (model: mayIntrospect). Anything else — unknown, ended, another client's — is
+// { active: false }, the same answer, so that it tells nothing about other clients' tokens.
 
 const INACTIVE = { active: false } as const;
 
@@ -22,23 +25,25 @@ export function introspectionEndpoint(ctx: AppContext) {
     const hint = params.get('token_type_hint');
     const kinds = hint === 'refresh_token' ? [refresh, access] : [access, refresh];
     let result: Record<string, unknown> | null = null;
-    for (const kind of kinds) if ((result = await kind(token))) break;
+    for (const kind of kinds) if ((result = await kind(token, client))) break;
     return result ?? INACTIVE;
   });
 
-  async function access(presented: string): Promise<Record<string, unknown> | null> {
+  async function access(presented: string, caller: Client): Promise<Record<string, unknown> | null> {
     const key = accessTokenKey(presented);
     const row = matchingToken(await findAccessTokenWithGrant(ctx.store, key.id), key);
     if (!row) return null;
+    if (!mayIntrospect(caller, row.client_id)) return INACTIVE;
     const token = activeFrom(row);
     if (!token || (await ctx.accessTokens.clientOrigins(token.clientId)) === null) return INACTIVE;
     return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
   }
 
-  async function refresh(presented: string): Promise<Record<string, unknown> | null> {
+  async function refresh(presented: string, caller: Client): Promise<Record<string, unknown> | null> {
     const hash = sha256(presented);
     const row = await findRefreshTokenRow(ctx.store, hash);
     if (!row) return null;
+    if (!mayIntrospect(caller, row.client_id)) return INACTIVE;
     const grant = await findGrant(ctx, row.grant_id);
     const now = Date.now();
     if (row.used_at !== null || Number(row.expires_at) <= now || !grant || grant.revokedAt !== null || grant.expiresAt <= now)

@@ -1,12 +1,29 @@
 import type { ClientRecord } from '../store/clients.js';
+import { GRANT_TYPES } from '../../platform/config/schema.js';
+import type { Config } from '../../platform/config/load.js';
 
 // What a registered client is (the rules that make one are in clients.ts).
 
-export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'] as const;
+export { GRANT_TYPES };
 export type GrantType = (typeof GRANT_TYPES)[number];
 export type TokenType = 'bearer' | 'mac';
 
 export interface Client extends Omit<ClientRecord, 'grantTypes' | 'tokenType'> {
   grantTypes: GrantType[];
   tokenType: TokenType;
+}
+
+/** Whether the deployment offers this grant (`auth.grants`); a client registered for it before it was turned off still cannot use it. */
+export function grantEnabled(config: Pick<Config, 'auth'>, grant: string): boolean {
+  return (config.auth.grants as readonly string[]).includes(grant);
+}
+
+/** RFC 7662 §4: a client learns only about its own tokens, unless it is registered as a resource server. */
+export function mayIntrospect(caller: Client, tokenClientId: string): boolean {
+  return caller.introspect || caller.id === tokenClientId;
+}
+
+/** Whether an authorization code request of this client must carry a PKCE challenge (`auth.requirePkce`, `--require-pkce`). */
+export function pkceRequired(config: Pick<Config, 'auth'>, client: Client): boolean {
+  return client.public || client.requirePkce || config.auth.requirePkce === 'all';
 }

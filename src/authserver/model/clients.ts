@@ -6,7 +6,7 @@ import { announceRevocation } from '../../contract/revocation-notices.js';
 import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write, type WriteTx } from '../../platform/store/write-path.js';
-import { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
+import { GRANT_TYPES, grantEnabled, type Client, type GrantType, type TokenType } from './client.js';
 import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
@@ -14,7 +14,7 @@ import { revokeAllOf, type Revoked } from '../tokens.js';
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
 // clients only through this module, so a rule holds whoever asks.
 
-export { GRANT_TYPES, type Client, type GrantType, type TokenType } from './client.js';
+export { GRANT_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
 
 /** Secrets are stored as SHA-256, which is sound only for high-entropy secrets. */
 export const MIN_CLIENT_SECRET_LENGTH = 32;
@@ -41,6 +41,10 @@ export interface NewClient {
   uri?: string | null;
   /** The operator vouches for it (no "not verified" note on the consent page). */
   verified?: boolean;
+  /** A resource server: it may introspect every client's tokens (confidential clients only). */
+  introspect?: boolean;
+  /** Its authorization code requests must carry a PKCE challenge (public clients always must). */
+  requirePkce?: boolean;
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -64,8 +68,12 @@ export function clientSecretProblem(secret: string): string | null {
     : null;
 }
 
-/** Checks a new client against every rule; throws InvalidInput naming the first broken field. */
-export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 'createdAt' | 'secretHash'> & { secret: string | null } {
+/**
+ * Checks a new client against every rule; throws InvalidInput naming the first broken field.
+ * `kept`: grants the client already had, which stay registered even when the deployment has
+ * turned them off since (they stay unusable; only adding a turned-off grant is refused).
+ */
+export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly string[] = []): Omit<Client, 'createdAt' | 'secretHash'> & { secret: string | null } {
   const bad = (field: string, message: string): never => {
     throw new InvalidInput(`${field}: ${message}`, { [field]: message });
   };
@@ -81,6 +89,10 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
   if (input.grantTypes.length === 0) bad('grant_types', `give at least one grant (${GRANT_TYPES.join(', ')})`);
   for (const g of input.grantTypes) if (!(GRANT_TYPES as readonly string[]).includes(g)) bad('grant_types', `${g} is not one of ${GRANT_TYPES.join(', ')}`);
   const grantTypes = [...new Set(input.grantTypes)] as GrantType[];
+  for (const g of grantTypes)
+    if (!grantEnabled(ctx.config, g) && !kept.includes(g))
+      bad('grant_types', `${g} is turned off in this deployment (auth.grants: ${ctx.config.auth.grants.join(', ')})`);
+  if (input.introspect === true && isPublic) bad('introspect', 'a public client cannot introspect tokens (it has no secret to authenticate with)');
   if (isPublic && grantTypes.includes('client_credentials')) bad('grant_types', 'a public client cannot use client_credentials');
   const redirectUris = [...new Set(input.redirectUris ?? [])];
   if ((grantTypes.includes('authorization_code') || grantTypes.includes('implicit')) && redirectUris.length === 0)
@@ -111,7 +123,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient): Omit<Client, 
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true };
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
@@ -158,7 +170,7 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 }
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
-export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified'>>;
+export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce'>>;
 
 /**
  * Changes a client under the same rules as registering one (checked on the result). Every
@@ -180,7 +192,9 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       origins: changes.origins ?? record.origins,
       uri: changes.uri === undefined ? record.uri : changes.uri,
       verified: changes.verified ?? record.verified,
-    });
+      introspect: changes.introspect ?? record.introspect,
+      requirePkce: changes.requirePkce ?? record.requirePkce,
+    }, record.grantTypes);
     const updated: Client = {
       ...toClient(record),
       name: checked.name,
@@ -191,6 +205,8 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       origins: checked.origins,
       uri: checked.uri,
       verified: checked.verified,
+      introspect: checked.introspect,
+      requirePkce: checked.requirePkce,
     };
     await updateClientRecord(tx, updated);
     clientEvent(tx, 'client.updated', updated, actor);
@@ -252,6 +268,8 @@ export function describeClient(client: Client): Record<string, unknown> {
     origins: originsOf(client),
     uri: client.uri,
     verified: client.verified,
+    introspect: client.introspect,
+    require_pkce: client.requirePkce,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

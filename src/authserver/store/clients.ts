@@ -24,6 +24,10 @@ export interface ClientRecord {
   uri: string | null;
   /** The operator vouches for it: the consent page shows no "not verified" note. */
   verified: boolean;
+  /** A resource server: it may introspect every client's tokens (others only their own). */
+  introspect: boolean;
+  /** Its authorization requests must carry a PKCE challenge even though it is confidential. */
+  requirePkce: boolean;
 }
 
 /** Every origin a browser may call from for this client: its redirect URIs' origins and its --origin ones. */
@@ -45,6 +49,8 @@ function fromRow(row: ClientsTable): ClientRecord {
     origins: JSON.parse(row.origins ?? '[]') as string[],
     uri: row.uri ?? null,
     verified: Number(row.verified ?? 0) === 1,
+    introspect: Number(row.introspect ?? 0) === 1,
+    requirePkce: Number(row.require_pkce ?? 0) === 1,
   };
 }
 
@@ -99,6 +105,8 @@ export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<v
       origins: JSON.stringify(client.origins),
       uri: client.uri,
       verified: client.verified ? 1 : 0,
+      introspect: client.introspect ? 1 : 0,
+      require_pkce: client.requirePkce ? 1 : 0,
     })
     .execute();
   await writeOrigins(tx, client);
@@ -123,6 +131,8 @@ export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Pro
       origins: JSON.stringify(client.origins),
       uri: client.uri,
       verified: client.verified ? 1 : 0,
+      introspect: client.introspect ? 1 : 0,
+      require_pkce: client.requirePkce ? 1 : 0,
     })
     .where('id', '=', client.id)
     .execute();

@@ -39,6 +39,12 @@ const Metrics = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/**
+ * Every grant gatehouse implements (SPEC), the one list of their names: the client rules
+ * (authserver/model/client.ts) and `auth.grants` both use it.
+ */
+export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'] as const;
+
 const Seconds = (def: number) => Type.Integer({ default: def, minimum: 1 });
 
 const Auth = Type.Object(
@@ -55,6 +61,10 @@ const Auth = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     demo: Type.Boolean({ default: false }),
+    /** The grants this deployment offers (default: all); a client cannot use, or be registered for, another. */
+    grants: Type.Array(Type.Union(GRANT_TYPES.map((g) => Type.Literal(g))), { default: [...GRANT_TYPES], minItems: 1 }),
+    /** Which clients must send a PKCE challenge with an authorization code request: public ones (and those registered --require-pkce), or all. */
+    requirePkce: Type.Union([Type.Literal('public'), Type.Literal('all')], { default: 'public' }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -309,6 +309,14 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .execute();
       },
     },
+    // Issue 32: a client registered as a resource server may introspect every client's tokens;
+    // a client may be held to PKCE even when confidential.
+    '0009_client_introspect_require_pkce': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('clients').addColumn('introspect', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('clients').addColumn('require_pkce', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      },
+    },
   };
 }
 

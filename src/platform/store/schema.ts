@@ -38,6 +38,8 @@ export interface ClientsTable {
   origins: string; // JSON array: the origins given with --origin (not those of the redirect URIs)
   uri: string | null; // the client's home page, shown on the consent and account pages
   verified: number; // 1: the operator vouches for it (no "not verified" note on the consent page)
+  introspect: number; // 1: a resource server, which may introspect every client's tokens
+  require_pkce: number; // 1: its authorization requests must carry a PKCE challenge, even when confidential
 }
 
 /** Every web origin of every client (its redirect URIs' and its --origin ones): who may call from a browser (CORS). */
