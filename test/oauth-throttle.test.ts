@@ -1,5 +1,5 @@
 // Login throttling counts per user name AND per IP, independently (behind a trusted proxy, the IP
-// is the client's address from X-Forwarded-For).
+// is the client's address from X-Forwarded-For). test/oauth-throttle-race.test.ts: bursts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';
@@ -48,9 +48,13 @@ test('per IP: failures on many user names lock that IP, not the others', async (
   assert.equal((await passwordGrant('lee', 'lee-password-1', '10.0.1.2')).status, 200);
 });
 
-test('a successful login clears the user name count', async () => {
+test('a successful login gives back its own attempt, never the failures: the count is never reset', async () => {
   assert.equal((await passwordGrant('max', 'wrong', '10.0.2.1')).status, 400);
   assert.equal((await passwordGrant('max', 'max-password-1', '10.0.2.2')).status, 200);
-  assert.equal((await passwordGrant('max', 'wrong', '10.0.2.3')).status, 400);
-  assert.equal((await passwordGrant('max', 'max-password-1', '10.0.2.4')).status, 200);
+  assert.equal((await passwordGrant('max', 'max-password-1', '10.0.2.3')).status, 200);
+  // The success did not clear the first failure: one more failure spends the window.
+  assert.equal((await passwordGrant('max', 'wrong', '10.0.2.4')).status, 400);
+  const locked = await passwordGrant('max', 'max-password-1', '10.0.2.5');
+  assert.equal(locked.status, 429);
+  assert.ok(Number(locked.retryAfter) >= 1);
 });

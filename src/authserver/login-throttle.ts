@@ -5,11 +5,16 @@ import { OAuthError, tooManyRequests } from '../platform/http/errors.js';
 import { audit } from './audit.js';
 import { verifyUserCredentials, type User } from './model/users.js';
 import { write } from '../platform/store/write-path.js';
-import { clearCounter, incrementCounter, purgeCounters, readCounter } from './store/login-counters.js';
+import { giveBackAttempt, purgeCounters, takeAttempt } from './store/login-counters.js';
 
-// Sign-in with a user name and password, throttled (the password grant, the login form and the
-// admin console all call signIn): failures are counted per user name and per IP in a fixed
-// window; past `auth.loginThrottle.max` the caller waits. Counters live in Redis when configured, else in the
+// Sign-in with a user name and password, throttled (the password grant, the login form, the
+// account page and the admin console all call signIn). Every attempt is counted BEFORE its
+// password is checked, atomically (Redis INCR, else one upsert … returning on the database), per
+// user name and per IP in a fixed window: an attempt whose count passes `auth.loginThrottle.max`
+// is refused unchecked, so a burst of any size on any number of instances checks at most `max`
+// passwords at once and leaves at most `max` failures per window. A success gives back its own
+// attempt, never the others' (nothing resets a count: a legitimate sign-in during an attack must
+// not hand the attacker a fresh window). Counters live in Redis when it is up, else in the
 // database, so every instance sees the same count.
 
 export interface ThrottleKeys {
@@ -19,55 +24,64 @@ export interface ThrottleKeys {
 
 const PREFIX = 'login:';
 
-function counterKeys(keys: ThrottleKeys): string[] {
-  return [`${PREFIX}user:${keys.username.toLowerCase()}`, `${PREFIX}ip:${keys.ip}`];
+/** An attempt counted in a window: whether it is allowed, and how to give it back. */
+interface Taken {
+  key: string;
+  allowed: boolean;
+  retryAfter: number;
+  giveBack(): Promise<void>;
 }
 
-/** Seconds to wait before another attempt, or 0 when an attempt is allowed now. */
-async function loginRetryAfter(ctx: AppContext, keys: ThrottleKeys): Promise<number> {
+// INCR and its expiry in one step (a counter left without expiry would lock a name for good).
+const TAKE = `local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {n, ttl}`;
+// A give-back never takes a count below zero nor re-creates an expired window.
+const GIVE_BACK = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then return redis.call('DECR', KEYS[1]) end
+return 0`;
+
+async function takeAttemptOn(ctx: AppContext, key: string): Promise<Taken> {
   const { max, window } = ctx.config.auth.loginThrottle;
-  const now = Date.now();
-  let wait = 0;
-  for (const key of counterKeys(keys)) {
-    const waitFor = await withRedis(
-      ctx,
-      async (redis) => {
-        const [count, ttl] = await Promise.all([redis.get(key), redis.pttl(key)]);
-        return Number(count ?? 0) >= max && ttl > 0 ? Math.ceil(ttl / 1000) : 0;
-      },
-      async () => {
-        const row = await readCounter(ctx.store, key);
-        const endsAt = row ? row.windowStart + window * 1000 : 0;
-        return row && endsAt > now && row.count >= max ? Math.ceil((endsAt - now) / 1000) : 0;
-      },
-    );
-    wait = Math.max(wait, waitFor);
-  }
-  return wait;
-}
-
-/** Counts one failed attempt against the user name and the IP. */
-async function recordLoginFailure(ctx: AppContext, keys: ThrottleKeys): Promise<void> {
-  const { window } = ctx.config.auth.loginThrottle;
-  const now = Date.now();
-  for (const key of counterKeys(keys))
-    await withRedis(
-      ctx,
-      async (redis) => {
-        if ((await redis.incr(key)) === 1) await redis.pexpire(key, window * 1000);
-      },
-      () => incrementCounter(ctx.store, key, now, now - window * 1000),
-    );
-}
-
-/** A successful login clears the user name's count (not the IP's: one account proves nothing about the others). */
-async function clearLoginFailures(ctx: AppContext, keys: ThrottleKeys): Promise<void> {
-  const [userKey] = counterKeys(keys);
-  await withRedis(
+  const windowMs = window * 1000;
+  return withRedis(
     ctx,
-    async (redis) => void (await redis.del(userKey)),
-    () => clearCounter(ctx.store, userKey),
+    async (redis) => {
+      const [n, ttl] = (await redis.eval(TAKE, 1, key, windowMs)) as [number, number];
+      return {
+        key,
+        allowed: n <= max,
+        retryAfter: Math.max(1, Math.ceil(ttl / 1000)),
+        giveBack: () => withRedis(ctx, async (r) => void (await r.eval(GIVE_BACK, 1, key)), () => Promise.resolve()),
+      };
+    },
+    async () => {
+      const now = Date.now();
+      const row = await takeAttempt(ctx.store, key, now, now - windowMs);
+      return {
+        key,
+        allowed: row.count <= max,
+        retryAfter: Math.max(1, Math.ceil((row.windowStart + windowMs - now) / 1000)),
+        giveBack: () => giveBackAttempt(ctx.store, key, row.windowStart),
+      };
+    },
   );
+}
+
+/**
+ * Counts the attempt against the IP, then the user name; refused by either, it waits (and gives
+ * back what it took from the IP: no password was checked). The IP goes first so that a spray over
+ * many names from one address stops there without touching the names' counts.
+ */
+async function takeAttempts(ctx: AppContext, keys: ThrottleKeys): Promise<{ retryAfter: number } | { taken: Taken[] }> {
+  const ip = await takeAttemptOn(ctx, `${PREFIX}ip:${keys.ip}`);
+  if (!ip.allowed) return { retryAfter: ip.retryAfter };
+  const user = await takeAttemptOn(ctx, `${PREFIX}user:${keys.username.toLowerCase()}`);
+  if (!user.allowed) {
+    await ip.giveBack();
+    return { retryAfter: user.retryAfter };
+  }
+  return { taken: [ip, user] };
 }
 
 export type SignIn = { user: User } | { retryAfter: number } | { failed: true };
@@ -80,14 +94,13 @@ export async function signIn(
 ): Promise<SignIn> {
   const keys = { username: attempt.username, ip: attempt.ip };
   const fields = { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip };
-  const wait = await loginRetryAfter(ctx, keys);
-  if (wait > 0) {
+  const attempts = await takeAttempts(ctx, keys);
+  if ('retryAfter' in attempts) {
     audit(ctx, log, 'login.throttled', { ...fields, reason: attempt.via });
-    return { retryAfter: wait };
+    return { retryAfter: attempts.retryAfter };
   }
   const user = await verifyUserCredentials(ctx, attempt.username, attempt.password);
   if (!user) {
-    await recordLoginFailure(ctx, keys);
     // An event of its own (admin side): auditors follow failed sign-ins in the feed and webhooks.
     await write(ctx.store, async (tx) =>
       tx.emit({ type: 'login.failed', data: JSON.stringify({ username: attempt.username, ip: attempt.ip, client_id: attempt.clientId, via: attempt.via }) }),
@@ -95,7 +108,7 @@ export async function signIn(
     audit(ctx, log, 'login.failed', { ...fields, reason: `${attempt.via}: bad credentials` });
     return { failed: true };
   }
-  await clearLoginFailures(ctx, keys);
+  for (const taken of attempts.taken) await taken.giveBack();
   return { user };
 }
 

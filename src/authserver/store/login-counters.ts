@@ -1,32 +1,38 @@
 import { sql } from 'kysely';
 import { count, sqlOf, type On } from '../../platform/store/sql.js';
 
-// Owner of the counters table: failed-login windows when there is no Redis (login-throttle.ts).
-
-export async function readCounter(on: On, key: string): Promise<{ count: number; windowStart: number } | null> {
-  const row = await sqlOf(on).selectFrom('counters').selectAll().where('key', '=', key).executeTakeFirst();
-  return row ? { count: Number(row.count), windowStart: Number(row.window_start) } : null;
-}
+// Owner of the counters table: sign-in attempt windows when there is no Redis (login-throttle.ts).
 
 /**
- * Counts one event in the key's fixed window, starting a new window when the current one began
- * at or before `windowStart`. One statement, so concurrent increments on several instances all count.
+ * Counts one attempt in the key's fixed window (a new window when the current one began at or
+ * before `staleBefore`) and answers the count with this attempt and the window's start. One
+ * statement (upsert … returning), so concurrent attempts on any number of instances each see a
+ * different count: no two of them can both be the last one allowed.
  */
-export async function incrementCounter(on: On, key: string, now: number, windowStart: number): Promise<void> {
-  await sqlOf(on)
+export async function takeAttempt(on: On, key: string, now: number, staleBefore: number): Promise<{ count: number; windowStart: number }> {
+  const row = await sqlOf(on)
     .insertInto('counters')
     .values({ key, count: 1, window_start: now })
     .onConflict((oc) =>
       oc.column('key').doUpdateSet({
-        count: sql<number>`case when counters.window_start <= ${windowStart} then 1 else counters.count + 1 end`,
-        window_start: sql<number>`case when counters.window_start <= ${windowStart} then ${now} else counters.window_start end`,
+        count: sql<number>`case when counters.window_start <= ${staleBefore} then 1 else counters.count + 1 end`,
+        window_start: sql<number>`case when counters.window_start <= ${staleBefore} then ${now} else counters.window_start end`,
       }),
     )
-    .execute();
+    .returning(['count', 'window_start'])
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), windowStart: Number(row.window_start) };
 }
 
-export async function clearCounter(on: On, key: string): Promise<void> {
-  await sqlOf(on).deleteFrom('counters').where('key', '=', key).execute();
+/** Takes back one attempt from the window it was counted in (none when that window has ended since). */
+export async function giveBackAttempt(on: On, key: string, windowStart: number): Promise<void> {
+  await sqlOf(on)
+    .updateTable('counters')
+    .set({ count: sql<number>`counters.count - 1` })
+    .where('key', '=', key)
+    .where('window_start', '=', windowStart)
+    .where('count', '>', 0)
+    .execute();
 }
 
 /** Deletes the windows with this key prefix that began before `before`. */
