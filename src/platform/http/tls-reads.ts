@@ -17,7 +17,19 @@ const ignore = () => undefined;
  * stop consuming it), where a paused socket keeps the bytes until the parser resumes. Only then:
  * reading every connection as a stream costs 14–16% more CPU per GET (test/http-tls-reads.test.ts
  * reproduces the loss and its absence).
+ *
+ * The stream's own bookkeeping must be told that nothing is being read at the switch: while C++
+ * consumed the socket, the read the stream had started before never completed in JavaScript, so
+ * it still counts as under way, and the stream would never ask for bytes again — the socket
+ * paused for a request body nobody reads yet (a 401 answered before the body, a request waiting
+ * for its turn) stayed paused once that request's answer resumed it, and the connection's next
+ * request was never read (test/http-keep-alive.test.ts).
  */
 export function readAsStreamOncePaused(server: Server): void {
-  server.on('secureConnection', (socket: TLSSocket) => socket.once('pause', () => socket.on('data', ignore)));
+  server.on('secureConnection', (socket: TLSSocket) =>
+    socket.once('pause', () => {
+      socket.on('data', ignore);
+      (socket as unknown as { _readableState: { reading: boolean } })._readableState.reading = false;
+    }),
+  );
 }
