@@ -109,6 +109,20 @@ describe('bad configs stop start-up with one message naming file, field and prob
     assertOneClearMessage(o, 'collections.zoos.access', /: must be owner or shared, got "public"$/);
   });
 
+  test('auth.grants: a grant gatehouse does not know, an empty list, a list that is no list', async () => {
+    const unknown = await serveWith(yamlOf({ auth: { grants: ['authorization_code', 'device_code'] } }));
+    assertOneClearMessage(unknown, 'auth.grants[1]', /: must be authorization_code, implicit, password, client_credentials or refresh_token, got "device_code"$/);
+    const empty = await serveWith(yamlOf({ auth: { grants: [] } }));
+    assertOneClearMessage(empty, 'auth.grants', /: must list at least 1 item$/);
+    const text = await serveWith(yamlOf({ auth: { grants: 'password' } }));
+    assertOneClearMessage(text, 'auth.grants', /: must be an? (array|list)/);
+  });
+
+  test('auth.requirePkce: only public or all', async () => {
+    const o = await serveWith(yamlOf({ auth: { requirePkce: 'confidential' } }));
+    assertOneClearMessage(o, 'auth.requirePkce', /: must be public or all, got "confidential"$/);
+  });
+
   test('a required key that is missing', async () => {
     const o = await serveWith(yamlOf({}, (c) => delete c.collections.zoos.schema));
     assertOneClearMessage(o, 'collections.zoos.schema', /: is required$/);

@@ -6,7 +6,7 @@ import { formatScope } from './scope-request.js';
 import { newAccessToken, newTimeOrderedId, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write, writeGrouped, type WriteTx } from '../platform/store/write-path.js';
 import { audit, type AuditEvent, type AuditFields } from './audit.js';
-import type { Client, GrantType, TokenType } from './model/client.js';
+import { grantEnabled, type Client, type GrantType, type TokenType } from './model/client.js';
 import {
   findGrantRow,
   insertGrant,
@@ -163,9 +163,9 @@ export async function revokeAfterReplay(
   audit(ctx, log, event, { ...fields, grant_id: grantId });
 }
 
-/** Whether the client gets refresh tokens: only when registered for the refresh_token grant. */
-export function issuesRefreshTokens(client: Client): boolean {
-  return client.grantTypes.includes('refresh_token');
+/** Whether the client gets refresh tokens: only when registered for the refresh_token grant and the deployment offers it (auth.grants). */
+export function issuesRefreshTokens(ctx: AppContext, client: Client): boolean {
+  return client.grantTypes.includes('refresh_token') && grantEnabled(ctx.config, 'refresh_token');
 }
 
 export interface IssueRequest {

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../contract/context.js';
 import { OAuthError } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
-import { findClient, type Client } from '../model/clients.js';
+import { findClient, grantEnabled, pkceRequired, type Client } from '../model/clients.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../endpoints/metadata.js';
@@ -100,6 +100,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (!responseType) throw new RedirectError('invalid_request', 'response_type is required');
     if (responseType !== 'code' && responseType !== 'token') throw new RedirectError('unsupported_response_type', `Unsupported response_type: ${responseType}`);
     const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
+    if (!grantEnabled(ctx.config, grant)) throw new RedirectError('unsupported_response_type', `response_type=${responseType} is turned off on this server (the ${grant} grant)`);
     if (!client.grantTypes.includes(grant)) throw new RedirectError('unauthorized_client', `The client is not registered for the ${grant} grant`);
     let scope: string[];
     try {
@@ -113,6 +114,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
       const method = params.get('code_challenge_method');
       if (challenge === undefined) {
         if (client.public) throw new RedirectError('invalid_request', 'PKCE is required for public clients: send code_challenge with code_challenge_method=S256');
+        if (pkceRequired(ctx.config, client)) throw new RedirectError('invalid_request', 'PKCE is required for this client: send code_challenge with code_challenge_method=S256');
         if (method !== undefined) throw new RedirectError('invalid_request', 'code_challenge_method without code_challenge');
       } else {
         if (method !== 'S256') throw new RedirectError('invalid_request', 'code_challenge_method must be S256');

@@ -2,7 +2,7 @@ import { oauthEndpoint } from './oauth-endpoint.js';
 import type { AppContext } from '../../contract/context.js';
 import { OAuthError } from '../../platform/http/errors.js';
 import { audit } from '../audit.js';
-import type { GrantType } from '../model/clients.js';
+import { grantEnabled, type GrantType } from '../model/client.js';
 import { authenticateClient, claimedClientId } from './client-auth.js';
 import type { TokenGrant } from '../grants/grant.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
@@ -23,9 +23,10 @@ export function tokenEndpoint(ctx: AppContext) {
   return oauthEndpoint(async (request, params) => {
     const grantType = params.require('grant_type');
     const grant = TOKEN_GRANTS.get(grantType);
-    if (!grant)
+    // A grant the deployment turned off (auth.grants) is answered as one it does not know.
+    if (!grant || !grantEnabled(ctx.config, grantType))
       throw new OAuthError('unsupported_grant_type', `Unsupported grant_type: ${grantType}`, 400, {
-        grant_type: `must be one of ${[...TOKEN_GRANTS.keys()].join(', ')}`,
+        grant_type: `must be one of ${[...TOKEN_GRANTS.keys()].filter((g) => grantEnabled(ctx.config, g)).join(', ')}`,
       });
     let caller;
     try {

@@ -50,7 +50,7 @@ export const authorizationCodeGrant: TokenGrant = {
       subject: row.subject,
       grant: { new: { scope, expiresAt } },
       scope,
-      refreshScope: issuesRefreshTokens(client) ? scope : null,
+      refreshScope: issuesRefreshTokens(ctx, client) ? scope : null,
       // Claimed and tied to its grant in one statement: of two racing redemptions exactly one wins.
       claim: async (tx, grantId) => claimCode(tx, row.hash, grantId!, Date.now()),
       audit: { event: 'grant.issued' },

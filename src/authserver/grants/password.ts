@@ -25,7 +25,7 @@ export const passwordGrant: TokenGrant = {
 
     const scope = resolveRequestedScope(requested, client, ctx.collections, { user: outcome.user, via: 'password' });
     const { auth } = ctx.config;
-    const refresh = issuesRefreshTokens(client);
+    const refresh = issuesRefreshTokens(ctx, client);
     const validity = Math.min(auth.maxGrantTtl, refresh ? auth.refreshTokenTtl : auth.accessTokenTtl);
     const response = await issueTokens(ctx, request.log, {
       grantType: 'password',
