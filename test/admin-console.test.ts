@@ -16,8 +16,13 @@ async function consoleSignIn(username: string, password: string, into = new Cook
   const front = await page(server, into, '/admin');
   const token = hiddenField(front.html, 'csrf_token');
   const answer = await page(server, into, '/admin/signin', { csrf_token: token, username, password });
-  return { jar: into, csrf: token, answer };
+  // Signing in rotates the form binding: the forms from now on carry a new token.
+  const csrf = answer.status === 303 ? hiddenField((await page(server, into, '/admin/users')).html, 'csrf_token') : token;
+  return { jar: into, csrf, answer };
 }
+
+/** The name under which this server keeps the console's CSRF binding (read from its own Set-Cookie). */
+const consoleBindingName = (j: CookieJar) => [...j.cookies.keys()].find((k) => k.endsWith('gatehouse_admin_browser'))!;
 
 before(async () => {
   server = await startServer();
@@ -32,13 +37,16 @@ before(async () => {
 });
 after(async () => server?.cleanup());
 
-test('sign-in: an admin gets a session cookie (HttpOnly, Secure, SameSite=Strict, Path=/admin) and the dashboard', async () => {
+test('sign-in: an admin gets a session cookie (__Host-, HttpOnly, Secure, SameSite=Strict, Path=/) and the dashboard', async () => {
   const { jar: mine, answer } = await consoleSignIn('root', 'root-password-1');
   assert.equal(answer.status, 303);
   assert.equal(answer.location, '/admin');
-  const cookie = mine.raw.find((c) => c.startsWith('gatehouse_admin='))!;
-  assert.match(cookie, /; Path=\/admin; HttpOnly; Secure; SameSite=Strict; Max-Age=\d+$/);
-  assert.match(mine.raw.find((c) => c.startsWith('gatehouse_admin_browser='))!, /; Path=\/admin; HttpOnly; Secure; SameSite=Strict$/);
+  const cookie = mine.raw.find((c) => c.startsWith('__Host-gatehouse_admin='))!;
+  assert.match(cookie, /^__Host-gatehouse_admin=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Strict; Max-Age=\d+$/);
+  const bindings = mine.raw.filter((c) => c.startsWith('__Host-gatehouse_admin_browser='));
+  assert.equal(bindings.length, 2, 'one on first sight, a new one at sign-in');
+  for (const b of bindings) assert.match(b, /^__Host-gatehouse_admin_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
+  assert.ok(!mine.raw.some((c) => /domain=/i.test(c)), 'no Domain');
   const dashboard = await page(server, mine, '/admin');
   assert.equal(dashboard.status, 200);
   assert.match(dashboard.html, /<h1>Dashboard<\/h1>/);
@@ -50,7 +58,7 @@ test('sign-in: a non-admin with the right password gets 403 "not an admin" and n
   assert.equal(frank.answer.status, 403);
   assert.match(frank.answer.headers.get('content-type')!, /^text\/html/);
   assert.match(frank.answer.html, /Not an admin/);
-  assert.ok(!frank.jar.cookies.has('gatehouse_admin'), 'no session for a non-admin');
+  assert.ok(!frank.jar.cookies.has('__Host-gatehouse_admin'), 'no session for a non-admin');
   assert.equal((await page(server, frank.jar, '/admin/clients')).status, 401);
 
   const bad = await consoleSignIn('root', 'not-the-password');
@@ -58,7 +66,7 @@ test('sign-in: a non-admin with the right password gets 403 "not an admin" and n
   assert.match(bad.answer.html, /The username or password is not correct/);
   assert.match(bad.answer.html, /name="password"/);
   assert.match(bad.answer.html, /value="root"/, 'the username is kept');
-  assert.ok(!bad.jar.cookies.has('gatehouse_admin'));
+  assert.ok(!bad.jar.cookies.has('__Host-gatehouse_admin'));
   const unknown = await consoleSignIn('nobody', 'whatever-password');
   assert.equal(unknown.answer.status, 401);
 
@@ -83,7 +91,7 @@ test('sign-in is the throttled signIn of the login page: failures anywhere count
     assert.equal(blocked.status, 429);
     assert.ok(Number(blocked.headers.get('retry-after')) > 0);
     assert.match(blocked.html, /Too many failed attempts/);
-    assert.ok(!j.cookies.has('gatehouse_admin'));
+    assert.ok(!j.cookies.has('__Host-gatehouse_admin'));
   } finally {
     await throttled.cleanup();
   }
@@ -138,6 +146,37 @@ test('CSRF: every POST without the form token (or with another scope\'s token) i
   await new Promise((r) => setTimeout(r, 1100));
   assert.equal((await server.json('GET', '/v1/zoos')).status, before, 'maintenance unchanged');
   assert.equal((await page(server, jar, '/admin')).status, 200, 'still signed in');
+});
+
+test('CSRF binding: a planted binding value is replaced, never adopted; a token minted for it is refused with the admin\'s session', async () => {
+  const probe = new CookieJar();
+  await page(server, probe, '/admin');
+  const name = consoleBindingName(probe);
+  const planted = 'A'.repeat(43);
+  const attacker = new CookieJar();
+  attacker.cookies.set(name, planted);
+  const front = await page(server, attacker, '/admin');
+  assert.notEqual(attacker.cookies.get(name), planted, 'the answer sets a fresh binding value of the server\'s own');
+  const minted = hiddenField(front.html, 'csrf_token');
+  // Planted in the signed-in admin's browser, with the attacker's token: refused, nothing made.
+  const { jar: victim } = await consoleSignIn('root', 'root-password-1');
+  victim.cookies.set(name, planted);
+  const forged = await page(server, victim, '/admin/users', { csrf_token: minted, username: 'planted-admin', password: 'planted-password-1', admin: 'on' });
+  assert.equal(forged.status, 403);
+  assert.doesNotMatch((await page(server, jar, '/admin/users')).html, /planted-admin/);
+});
+
+test('CSRF binding rotates at sign-in: the sign-in page\'s token is refused once signed in', async () => {
+  const mine = new CookieJar();
+  const front = await page(server, mine, '/admin');
+  const preLogin = hiddenField(front.html, 'csrf_token');
+  const name = consoleBindingName(mine);
+  const before = mine.cookies.get(name);
+  const answer = await page(server, mine, '/admin/signin', { csrf_token: preLogin, username: 'root', password: 'root-password-1' });
+  assert.equal(answer.status, 303);
+  assert.notEqual(mine.cookies.get(name), before);
+  const stale = await page(server, mine, '/admin/maintenance', { csrf_token: preLogin, enabled: 'off' });
+  assert.equal(stale.status, 403, 'the pre-login token');
 });
 
 test('every page: strict CSP (no inline script or style), no framing, no-store, no referrer; a token in every POST form', async () => {
@@ -270,13 +309,13 @@ test('a resource server (may introspect every token) and a PKCE requirement are 
 
 test('sign-out ends the session on the server: the old cookie no longer works', async () => {
   const { jar: mine, csrf: token } = await consoleSignIn('root', 'root-password-1');
-  const stolen = mine.cookies.get('gatehouse_admin')!;
+  const stolen = mine.cookies.get('__Host-gatehouse_admin')!;
   assert.equal((await page(server, mine, '/admin/users')).status, 200);
   const out = await page(server, mine, '/admin/signout', { csrf_token: token });
   assert.equal(out.status, 303);
-  assert.match(mine.raw.at(-1)!, /^gatehouse_admin=; Path=\/admin; .*Max-Age=0$/);
+  assert.match(mine.raw.at(-1)!, /^__Host-gatehouse_admin=; Path=\/; .*Max-Age=0$/);
   const replay = new CookieJar();
-  replay.cookies.set('gatehouse_admin', stolen);
+  replay.cookies.set('__Host-gatehouse_admin', stolen);
   const answer = await page(server, replay, '/admin/users');
   assert.equal(answer.status, 401);
   assert.match(answer.html, /Sign in to continue/);
@@ -300,14 +339,14 @@ test('the console cookie alone never authorizes the admin API; a login-page sess
   // root signed in on the login page: that session value is not accepted by the console.
   const loginJar = new CookieJar();
   await oauthSignIn(server, loginJar, authorizeUrl({ response_type: 'code', client_id: 'zoo-planner', state: 's' }), 'root', 'root-password-1');
-  const loginSession = loginJar.cookies.get('gatehouse_session')!;
+  const loginSession = loginJar.cookies.get('__Host-gatehouse_session')!;
   assert.ok(loginSession);
   const crossed = new CookieJar();
-  crossed.cookies.set('gatehouse_admin', loginSession);
+  crossed.cookies.set('__Host-gatehouse_admin', loginSession);
   assert.equal((await page(server, crossed, '/admin/clients')).status, 401);
   // …and the reverse: the console's value is no login session.
   const reverse = new CookieJar();
-  reverse.cookies.set('gatehouse_session', mine.cookies.get('gatehouse_admin')!);
+  reverse.cookies.set('__Host-gatehouse_session', mine.cookies.get('__Host-gatehouse_admin')!);
   const authorize = await page(server, reverse, authorizeUrl({ response_type: 'code', client_id: 'zoo-planner', state: 's' }));
   assert.match(authorize.html, /name="password"/, 'the login form, not the consent page');
 });
@@ -322,7 +361,7 @@ test('an admin whose right is taken away is refused at the next request, and the
   const refused = await page(server, mine, '/admin/clients');
   assert.equal(refused.status, 403);
   assert.match(refused.html, /Not an admin/);
-  assert.match(mine.raw.at(-1)!, /^gatehouse_admin=;/);
+  assert.match(mine.raw.at(-1)!, /^__Host-gatehouse_admin=;/);
 });
 
 test('the sign-in page returns to the page asked for, and only to a console page', async () => {

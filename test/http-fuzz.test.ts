@@ -1062,7 +1062,7 @@ const mutations: fc.Arbitrary<Mutation> = fc.oneof(
     .map(({ value, mode }) => mutation(`Idempotency-Key ${JSON.stringify(value.slice(0, 40))} (${mode})`, (t) => ({ headers: withHeader(t.headers, 'idempotency-key', value, mode) }))),
   fc
     .constantFrom(
-      ['cookie', 'gatehouse_session=garbage; gatehouse_browser=garbage'],
+      ['cookie', '__Host-gatehouse_session=garbage; __Host-gatehouse_browser=garbage; __Host-gatehouse_browser=a.b.c'],
       ['cookie', '=;;;='],
       ['cookie', `a=${'b'.repeat(6000)}`],
       ['x-forwarded-proto', 'http'],

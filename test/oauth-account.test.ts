@@ -84,6 +84,34 @@ test('revoke ends the grant and its tokens at once; a forged, another user\'s or
   assert.equal((await api(token)).status, 401, 'the token died with its grant, at once on this instance');
 });
 
+test('CSRF binding: a planted cookie value is replaced, never adopted, and the token minted for it is refused', async () => {
+  const probe = new CookieJar();
+  await page(server, probe, '/oauth/account');
+  const name = [...probe.cookies.keys()].find((k) => k.endsWith('gatehouse_browser'))!;
+  const planted = 'A'.repeat(43);
+  const attacker = new CookieJar();
+  attacker.cookies.set(name, planted);
+  const first = await page(server, attacker, '/oauth/account');
+  assert.notEqual(attacker.cookies.get(name), planted, 'the answer sets a fresh binding value of the server\'s own');
+  const minted = hiddenField(first.html, 'csrf_token');
+  // Planted in Ada's signed-in browser with the attacker's token: her session is not signed out.
+  const { jar } = await signedIn('ada', 'ada-password-1');
+  jar.cookies.set(name, planted);
+  assert.equal((await page(server, jar, '/oauth/account', { csrf_token: minted, action: 'signout' })).status, 403);
+  jar.cookies.delete(name);
+  assert.match((await page(server, jar, '/oauth/account')).html, /Signed in as <strong>ada<\/strong>/);
+});
+
+test('CSRF binding rotates at sign-in: the sign-in form\'s token is refused once signed in', async () => {
+  const jar = new CookieJar();
+  const first = await page(server, jar, '/oauth/account');
+  const preLogin = hiddenField(first.html, 'csrf_token');
+  const posted = await page(server, jar, '/oauth/account', { csrf_token: preLogin, action: 'signin', username: 'ada', password: 'ada-password-1' });
+  assert.equal(posted.status, 303);
+  assert.equal((await page(server, jar, '/oauth/account', { csrf_token: preLogin, action: 'signout' })).status, 403, 'the pre-login token');
+  assert.match((await page(server, jar, '/oauth/account')).html, /Signed in as <strong>ada<\/strong>/);
+});
+
 test('sign out ends the session on the server: the old cookie no longer signs in', async () => {
   const { jar, html } = await signedIn('ada', 'ada-password-1');
   const cookie = jar.header();

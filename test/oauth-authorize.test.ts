@@ -72,18 +72,16 @@ test('the login page: a labelled form, CSRF token, strict CSP, no framing, brows
   // The client's name is escaped.
   assert.match(p.html, /Web &#60;App&#62; &#38; &#34;Co&#34;/);
   assert.doesNotMatch(p.html, /Web <App>/);
-  const cookie = jar.raw.find((c) => c.startsWith('gatehouse_browser='))!;
-  assert.match(cookie, /HttpOnly/);
-  assert.match(cookie, /Secure/);
-  assert.match(cookie, /SameSite=Lax/);
+  // __Host-: Secure, Path=/, no Domain — no other host (a sibling subdomain, a plain-HTTP page) can set or shadow it.
+  const cookie = jar.raw.find((c) => c.startsWith('__Host-gatehouse_browser='))!;
+  assert.match(cookie, /^__Host-gatehouse_browser=[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
 });
 
 test('signing in sets a session cookie (HttpOnly, Secure, SameSite=Lax) and shows the consent page', async () => {
   const jar = new CookieJar();
   const consent = await signIn(server, jar, authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB, state: 's2' }), 'bob', PASSWORD);
-  const session = jar.raw.find((c) => c.startsWith('gatehouse_session='))!;
-  assert.ok(session, 'session cookie');
-  for (const flag of ['HttpOnly', 'Secure', 'SameSite=Lax']) assert.ok(session.includes(flag), flag);
+  const session = jar.raw.find((c) => c.startsWith('__Host-gatehouse_session='))!;
+  assert.match(session, /^__Host-gatehouse_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Lax; Max-Age=\d+$/);
   assert.match(consent.html, /Web &#60;App&#62;/);
   assert.match(consent.html, /Signed in as <strong>bob<\/strong>/);
   const offered = [...consent.html.matchAll(/<input type="checkbox" id="scope-\d+" name="scope" value="([^"]+)"( checked)?>/g)];
@@ -107,7 +105,7 @@ test('"Sign in as someone else" ends the session and shows the login page again'
   const form = consent.html.slice(consent.html.indexOf('class="switch"'));
   const out = await page(server, jar, '/oauth/authorize', { request: hiddenField(form, 'request'), csrf_token: hiddenField(form, 'csrf_token'), step: 'logout' });
   assert.equal(out.status, 303);
-  assert.ok(jar.raw.some((c) => /^gatehouse_session=;.*Max-Age=0/.test(c)));
+  assert.ok(jar.raw.some((c) => /^__Host-gatehouse_session=; Path=\/; .*Max-Age=0$/.test(c)));
   const login = await page(server, jar, out.location!);
   assert.match(login.html, /name="password"/);
   assert.equal(new URLSearchParams(hiddenField(login.html, 'request')).get('state'), 'sw');
@@ -126,7 +124,7 @@ test('a wrong password re-shows the login form with an error and no session', as
   assert.equal(r.status, 401);
   assert.match(r.html, /role="alert"/);
   assert.equal(r.location, null);
-  assert.equal(jar.cookies.has('gatehouse_session'), false);
+  assert.equal(jar.cookies.has('__Host-gatehouse_session'), false);
 });
 
 test('a form without a valid CSRF token is refused and redirects nowhere', async () => {
@@ -142,6 +140,52 @@ test('a form without a valid CSRF token is refused and redirects nowhere', async
   const strangerLogin = await page(server, stranger, authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB }));
   const r = await page(server, jar, '/oauth/authorize', { request: hiddenField(consent.html, 'request'), csrf_token: hiddenField(strangerLogin.html, 'csrf_token'), step: 'consent', decision: 'allow', scope: 'zoos:read', ttl: '3600' });
   assert.equal(r.status, 403);
+});
+
+/** The name under which this server keeps the login pages' CSRF binding (read from its own Set-Cookie). */
+const bindingName = (jar: CookieJar) => [...jar.cookies.keys()].find((k) => k.endsWith('gatehouse_browser'))!;
+const consentForm = (consent: { html: string }, csrf: string) => ({ request: hiddenField(consent.html, 'request'), csrf_token: csrf, step: 'consent', decision: 'allow', scope: 'zoos:read', ttl: '3600' });
+
+test('CSRF binding: a planted cookie value is replaced, never adopted, and a token minted for it is refused with the victim\'s session', async () => {
+  const target = authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB, state: 'pl' });
+  const probe = new CookieJar();
+  await page(server, probe, target);
+  const name = bindingName(probe);
+  const planted = 'A'.repeat(43);
+  // The attacker opens the login page with the value they chose...
+  const attacker = new CookieJar();
+  attacker.cookies.set(name, planted);
+  const login = await page(server, attacker, target);
+  assert.equal(login.status, 200);
+  assert.notEqual(attacker.cookies.get(name), planted, 'the answer sets a fresh binding value of the server\'s own');
+  assert.ok(attacker.raw.some((c) => c.startsWith(`${name}=`)), 'a Set-Cookie for the binding');
+  const minted = hiddenField(login.html, 'csrf_token');
+  // ...plants it in the victim's browser (who is signed in) and submits a form with that token.
+  const victim = new CookieJar();
+  const consent = await signIn(server, victim, target, 'bob', PASSWORD);
+  victim.cookies.set(name, planted);
+  const forged = await page(server, victim, '/oauth/authorize', consentForm(consent, minted));
+  assert.equal(forged.status, 403, 'a token for a value the server never issued');
+  assert.equal(forged.location, null);
+  // A made-up value that merely looks signed is no better.
+  victim.cookies.set(name, `${'B'.repeat(43)}.k.${'C'.repeat(43)}`);
+  assert.equal((await page(server, victim, '/oauth/authorize', consentForm(consent, minted))).status, 403);
+});
+
+test('CSRF binding rotates at sign-in: the login page\'s token is refused once signed in', async () => {
+  const jar = new CookieJar();
+  const target = authorizeUrl({ response_type: 'code', client_id: 'web', redirect_uri: WEB_CB, state: 'rot' });
+  const login = await page(server, jar, target);
+  const name = bindingName(jar);
+  const before = jar.cookies.get(name);
+  const preLogin = hiddenField(login.html, 'csrf_token');
+  const posted = await page(server, jar, '/oauth/authorize', { request: hiddenField(login.html, 'request'), csrf_token: preLogin, step: 'login', username: 'bob', password: PASSWORD });
+  assert.equal(posted.status, 303, posted.html);
+  assert.notEqual(jar.cookies.get(name), before, 'signing in sets a new binding');
+  const consent = await page(server, jar, posted.location!);
+  assert.equal((await page(server, jar, '/oauth/authorize', consentForm(consent, preLogin))).status, 403, 'the pre-login token');
+  const done = await page(server, jar, '/oauth/authorize', consentForm(consent, hiddenField(consent.html, 'csrf_token')));
+  assert.equal(done.status, 302, 'the consent page\'s own token');
 });
 
 test('code grant end to end: state comes back, unticked scopes are not granted, scope is returned', async () => {

@@ -58,5 +58,5 @@ test('password grant: past loginThrottle.max failures for a user name the answer
   assert.equal(form.status, 429);
   assert.ok(Number(form.headers.get('retry-after')) >= 1);
   assert.match(form.html, /Too many failed attempts/);
-  assert.equal(jar.cookies.has('gatehouse_session'), false);
+  assert.equal(jar.cookies.has('__Host-gatehouse_session'), false);
 });

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../contract/context.js';
-import { randomSecret, sha256 } from '../platform/crypto/secrets.js';
+import { constantTimeEqual, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write } from '../platform/store/write-path.js';
 import { findUserById, type User } from './model/users.js';
 import { deleteSession, findSessionUserId, insertSession } from './store/sessions.js';
@@ -8,17 +8,22 @@ import { deleteSession, findSessionUserId, insertSession } from './store/session
 // Browser sessions: the login/consent pages' and, in its own cookies, the admin console's. The
 // cookie holds a random value; the database holds only its hash, so every instance recognises the
 // session and a database leak reveals none.
+//
+// Every browser cookie is `__Host-`-prefixed: Secure, Path=/ and no Domain, so neither a sibling
+// subdomain nor a plain-HTTP page of the same host can set or shadow it (cookie tossing). Path=/
+// means the cookies also reach the origin's other paths; when the public URL carries a path, the
+// names carry it too, so two deployments on one origin keep their cookies apart.
 
-export const SESSION_COOKIE = 'gatehouse_session';
-export const BROWSER_COOKIE = 'gatehouse_browser';
+export const SESSION_COOKIE = '__Host-gatehouse_session';
+export const BROWSER_COOKIE = '__Host-gatehouse_browser';
 
 /**
- * A family of browser cookies: where they are sent, how strictly, under which names, and the
- * label mixed into the stored session hash (so a session value of one family is no session of
- * another: the console's cookie value presented as a login session, or the reverse, finds nothing).
+ * A family of browser cookies: how strictly they are sent, under which names, and the label mixed
+ * into the stored session hash and the CSRF binding's MAC (so a session value of one family is no
+ * session of another: the console's cookie value presented as a login session, or the reverse,
+ * finds nothing).
  */
 export interface CookieScope {
-  path: string;
   sameSite: 'Lax' | 'Strict';
   /** The session cookie's name. */
   session: string;
@@ -28,9 +33,15 @@ export interface CookieScope {
   kind: string;
 }
 
-/** The login and consent pages under {auth_url}: the cookies are sent nowhere else. */
+/** A cookie's name in this deployment: `base`, plus the public URL's path when it has one. */
+export function cookieName(ctx: AppContext, base: string): string {
+  const path = ctx.config.basePath.replace(/[^A-Za-z0-9]+/g, '_').replace(/_+$/, '');
+  return path ? `${base}${path}` : base;
+}
+
+/** The login, consent and account pages under {auth_url}. */
 export function loginCookies(ctx: AppContext): CookieScope {
-  return { path: cookiePath(ctx), sameSite: 'Lax', session: SESSION_COOKIE, binding: BROWSER_COOKIE, kind: '' };
+  return { sameSite: 'Lax', session: cookieName(ctx, SESSION_COOKIE), binding: cookieName(ctx, BROWSER_COOKIE), kind: '' };
 }
 
 export function readCookies(request: FastifyRequest): Map<string, string> {
@@ -44,17 +55,49 @@ export function readCookies(request: FastifyRequest): Map<string, string> {
   return out;
 }
 
-/** The pages live under {auth_url}: the cookies are sent nowhere else. */
-export function cookiePath(ctx: AppContext): string {
-  return `${ctx.config.basePath}${ctx.config.auth.path}`;
-}
-
 export function setCookie(reply: FastifyReply, scope: CookieScope, name: string, value: string, maxAgeSeconds: number | null): void {
-  const attributes = [`${name}=${value}`, `Path=${scope.path}`, 'HttpOnly', 'Secure', `SameSite=${scope.sameSite}`];
+  const attributes = [`${name}=${value}`, 'Path=/', 'HttpOnly', 'Secure', `SameSite=${scope.sameSite}`];
   if (maxAgeSeconds !== null) attributes.push(`Max-Age=${maxAgeSeconds}`);
   const previous = reply.getHeader('set-cookie');
   const list = previous === undefined ? [] : Array.isArray(previous) ? previous.map(String) : [String(previous)];
   reply.header('set-cookie', [...list, attributes.join('; ')]);
+}
+
+// The CSRF binding (authorize/csrf.ts binds the form tokens to it): `<random>.<keyId>.<HMAC(server
+// key, random)>`, issued by the server only. A value the server did not issue — planted by a
+// sibling host, or made up — fails the MAC and is replaced, never adopted, so nobody can choose the
+// value a victim's form tokens are bound to.
+
+const BINDING = /^([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{1,64})\.([A-Za-z0-9_-]{43})$/;
+const bindingMessage = (scope: CookieScope, random: string) => `browser:${scope.kind}:${random}`;
+
+// The binding set on a reply, so a page rendered in the same response (after a sign-in renewed
+// it) binds its forms to the new value, not to the one the request came with.
+const setOnReply = new WeakMap<FastifyReply, Map<string, string>>();
+
+/** Sets a fresh binding cookie and answers its value. */
+export async function issueBinding(ctx: AppContext, reply: FastifyReply, scope: CookieScope): Promise<string> {
+  const random = randomSecret(32);
+  const value = `${random}.${await ctx.keys.sign(bindingMessage(scope, random))}`;
+  setCookie(reply, scope, scope.binding, value, null);
+  let set = setOnReply.get(reply);
+  if (!set) setOnReply.set(reply, (set = new Map()));
+  set.set(scope.binding, value);
+  return value;
+}
+
+/** The binding this reply has set already, if any. */
+export function bindingSetOn(reply: FastifyReply, scope: CookieScope): string | undefined {
+  return setOnReply.get(reply)?.get(scope.binding);
+}
+
+/** This browser's binding value when the server issued it (for this scope), else null. */
+export async function issuedBinding(ctx: AppContext, request: FastifyRequest, scope: CookieScope): Promise<string | null> {
+  const value = readCookies(request).get(scope.binding);
+  const m = value ? BINDING.exec(value) : null;
+  if (!m) return null;
+  const expected = await ctx.keys.macWith(m[2], bindingMessage(scope, m[1]));
+  return expected !== null && constantTimeEqual(m[3], expected) ? value! : null;
 }
 
 function sessionHash(scope: CookieScope, value: string): string {
@@ -69,7 +112,10 @@ export async function sessionUser(ctx: AppContext, request: FastifyRequest, scop
   return userId ? findUserById(ctx, userId) : null;
 }
 
-/** Signs the user in with a fresh session value (the old one, if any, is dropped: no fixation). */
+/**
+ * Signs the user in with a fresh session value (the old one, if any, is dropped: no fixation) and
+ * a fresh CSRF binding: a form token obtained before signing in is worthless after.
+ */
 export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, userId: string, scope = loginCookies(ctx)): Promise<void> {
   const old = readCookies(request).get(scope.session);
   const value = randomSecret(32);
@@ -80,6 +126,7 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
     await insertSession(tx, { hash: sessionHash(scope, value), userId, expiresAt: now + ttl * 1000, createdAt: now });
   });
   setCookie(reply, scope, scope.session, value, ttl);
+  await issueBinding(ctx, reply, scope);
 }
 
 /** Signs the browser out: the session row is deleted and the cookie cleared. */

@@ -1,23 +1,23 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { browserBinding, csrfToken, verifyCsrfToken } from '../../authserver/authorize/csrf.js';
-import { endSession, sessionUser, startSession, type CookieScope } from '../../authserver/sessions.js';
+import { cookieName, endSession, sessionUser, startSession, type CookieScope } from '../../authserver/sessions.js';
 import type { User } from '../../authserver/model/users.js';
 
 // The console's own browser session: the authorization server's session functions with the
-// console's cookie scope — cookies sent only to {base_url}/admin, SameSite=Strict, and session
-// hashes of their own kind (a login-page session is no console session, and the reverse). The
+// console's cookie scope — cookies of their own names, SameSite=Strict, and session hashes and
+// CSRF bindings of their own kind (a login-page session is no console session, and the reverse). The
 // CSRF token is the login pages' scheme, bound to the console's own binding cookie.
 
-export const CONSOLE_SESSION_COOKIE = 'gatehouse_admin';
-export const CONSOLE_BINDING_COOKIE = 'gatehouse_admin_browser';
+export const CONSOLE_SESSION_COOKIE = '__Host-gatehouse_admin';
+export const CONSOLE_BINDING_COOKIE = '__Host-gatehouse_admin_browser';
 
 export function consolePath(ctx: AppContext): string {
   return `${ctx.config.basePath}/admin`;
 }
 
 export function consoleCookies(ctx: AppContext): CookieScope {
-  return { path: consolePath(ctx), sameSite: 'Strict', session: CONSOLE_SESSION_COOKIE, binding: CONSOLE_BINDING_COOKIE, kind: 'admin-console' };
+  return { sameSite: 'Strict', session: cookieName(ctx, CONSOLE_SESSION_COOKIE), binding: cookieName(ctx, CONSOLE_BINDING_COOKIE), kind: 'admin-console' };
 }
 
 /** The signed-in user of this browser's console session (admin or not: the caller decides), or null. */
@@ -34,9 +34,9 @@ export function endConsoleSession(ctx: AppContext, request: FastifyRequest, repl
 }
 
 /** The token for this browser's forms (the binding cookie is set on first sight). */
-export function consoleCsrf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string> {
+export async function consoleCsrf(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<string> {
   const scope = consoleCookies(ctx);
-  return csrfToken(ctx, browserBinding(ctx, request, reply, scope), scope);
+  return csrfToken(ctx, await browserBinding(ctx, request, reply, scope), scope);
 }
 
 export function consoleCsrfValid(ctx: AppContext, request: FastifyRequest, token: string | undefined): Promise<boolean> {

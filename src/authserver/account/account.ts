@@ -52,7 +52,7 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
 }
 
 async function show(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, status = 200, message: { notice?: string; error?: string; username?: string } = {}) {
-  const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
+  const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   pageHeaders(reply);
   const user = await sessionUser(ctx, request);
   if (!user) return sendPage(reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...message }));

@@ -42,7 +42,7 @@ export function authorizePath(ctx: AppContext): string {
 }
 
 export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, status = 200, error?: string, username?: string) {
-  const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
+  const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   pageHeaders(reply);
   return sendPage(reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
 }
@@ -87,7 +87,7 @@ export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choice
 }
 
 export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string, choices?: ConsentChoices) {
-  const csrf = await csrfToken(ctx, browserBinding(ctx, request, reply));
+  const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const validities = validityChoices(ctx);
   pageHeaders(reply, [formTarget(req.redirectUri)]);
   const chosenTtl = choices?.ttl !== undefined && validities.some((o) => o.seconds === choices.ttl) ? choices.ttl! : validities[0].seconds;
