@@ -55,9 +55,11 @@ test('the page lists the apps the user authorized: name, scopes in words, grante
 
 test('revoke ends the grant and its tokens at once; a forged, another user\'s or a CSRF-less revoke changes nothing', async () => {
   const token = await tokenFor('ada', 'ada-password-1');
+  const earlier = await tokenFor('ada', 'ada-password-1', 'zoos:read orders:read');
   const { jar, html } = await signedIn('ada', 'ada-password-1');
   const ids = grantIds(html);
-  assert.equal(ids.length, 2);
+  assert.equal(ids.length, 1, 'the app authorized three times is listed once');
+  assert.equal(html.match(/<p class="app-name">Zoo Planner/g)?.length, 1);
   const csrf = hiddenField(html, 'csrf_token');
 
   // Bob signs in on his own browser and tries Ada's grant: nothing happens.
@@ -70,7 +72,7 @@ test('revoke ends the grant and its tokens at once; a forged, another user\'s or
   assert.equal(noCsrf.status, 403);
   const otherCsrf = await page(server, jar, '/oauth/account', { csrf_token: hiddenField(bob.html, 'csrf_token'), action: 'revoke', grant_id: ids[0] });
   assert.equal(otherCsrf.status, 403, 'another browser\'s form token');
-  assert.equal(grantIds((await page(server, jar, '/oauth/account')).html).length, 2, 'nothing was revoked');
+  assert.equal(grantIds((await page(server, jar, '/oauth/account')).html).length, 1, 'nothing was revoked');
   assert.equal((await api(token)).status, 200);
 
   for (const id of ids) {
@@ -82,6 +84,7 @@ test('revoke ends the grant and its tokens at once; a forged, another user\'s or
   assert.match(after.html, /Access revoked/);
   assert.match(after.html, /No application has access to your data/);
   assert.equal((await api(token)).status, 401, 'the token died with its grant, at once on this instance');
+  assert.equal((await api(earlier)).status, 401, 'one revoke took the app back: the tokens of every earlier authorization too');
 });
 
 test('CSRF binding: a planted cookie value is replaced, never adopted, and the token minted for it is refused', async () => {

@@ -9,7 +9,8 @@ import { audit, type AuditEvent, type AuditFields } from './audit.js';
 import { grantEnabled, type Client, type GrantType, type TokenType } from './model/client.js';
 import {
   findGrantRow,
-  insertGrant,
+  saveGrant,
+  endTokensBeyond,
   insertTokens,
   revokeAccessTokenRow,
   revokeAllRowsOf,
@@ -28,8 +29,10 @@ import {
 // An access token issued under a grant is valid only while both are unrevoked and unexpired — so
 // revoking a grant kills every token issued from it at once, on every instance.
 //
-// issueTokens is the one pipeline of all five grants: mint → persist (with the grant's own claim,
-// in one transaction) → audit. revokeAfterReplay is the one answer to a replayed code or refresh
+// issueTokens is the one pipeline of all five grants: mint → persist (the grant saved, its own
+// claim, the tokens, in one transaction) → audit. A user has one grant per client: a new
+// authorization (consent, password grant) replaces the live one's scope and validity, and the
+// tokens issued under it beyond the new scope end. revokeAfterReplay is the one answer to a replayed code or refresh
 // token: revoke the grant → audit.
 
 export type { Holder } from './store/grants.js';
@@ -173,17 +176,18 @@ export interface IssueRequest {
   client: Client;
   subject: string;
   /**
-   * The grant the tokens belong to: a new one (stored with the tokens), an existing one (refresh),
-   * or none for a token that stands alone (client_credentials: the configured lifetime). A new
-   * grant ends at a moment already chosen (consent, a code's grant) or after a lifetime counted,
-   * like the tokens', from the moment they are minted.
+   * The grant the tokens belong to: a new authorization (stored with the tokens: it replaces this
+   * subject's live grant to this client, or creates it), an existing grant (refresh, remembered
+   * consent), or none for a token that stands alone (client_credentials: the configured lifetime).
+   * A new authorization ends at a moment already chosen (consent, a code's grant) or after a
+   * lifetime counted, like the tokens', from the moment they are minted.
    */
   grant: { new: { scope: string[] } & ({ expiresAt: number } | { lifetimeSeconds: number }) } | { existing: Grant } | { none: true };
   /** The access token's scope (may be narrower than the grant's). */
   scope: string[];
   /** Issue a refresh token carrying this scope (null: no refresh token). */
   refreshScope: string[] | null;
-  /** Runs first in the transaction (claim the code or refresh token); false: nothing is issued. */
+  /** Runs in the transaction once the grant is known (claim the code or refresh token); false: nothing is stored. */
   claim?: (tx: WriteTx, grantId: string | null) => Promise<boolean>;
   /** Share a commit with other token requests of the same moment (no claim, no new grant). */
   grouped?: boolean;
@@ -212,33 +216,52 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
   const endsAt = grant?.expiresAt ?? Number.POSITIVE_INFINITY;
   // Minted outside the transaction: the key ring may read the database.
   const minted = await mint(ctx, req, grant?.id ?? null, endsAt, now);
-  const persist = async (tx: WriteTx): Promise<boolean> => {
-    if (req.claim && !(await req.claim(tx, grant?.id ?? null))) return false;
+  let replaced = false;
+  const persist = async (tx: WriteTx): Promise<void> => {
     if (grant && 'new' in req.grant) {
-      await insertGrant(tx, grantRow(grant, now));
-      tx.emit({
-        type: 'grant.created',
-        record_id: grant.id,
-        owner: grant.subject,
-        actor: grant.subject,
-        data: JSON.stringify({ id: grant.id, client_id: grant.clientId, subject: grant.subject, scope: grant.scope, expires_at: new Date(grant.expiresAt).toISOString() }),
-      });
+      const saved = await saveGrant(tx, grantRow(grant, now), now);
+      replaced = !saved.created;
+      grant.id = saved.id;
+      minted.access.grant_id = saved.id;
+      if (minted.refresh) minted.refresh.grant_id = saved.id;
+      if (replaced) {
+        // The user's new decision stands: nothing issued before keeps a scope it no longer grants.
+        if (await endTokensBeyond(tx, saved.id, req.grant.new.scope, now)) tx.afterCommit(() => announceRevocation(ctx));
+      } else
+        tx.emit({
+          type: 'grant.created',
+          record_id: grant.id,
+          owner: grant.subject,
+          actor: grant.subject,
+          data: JSON.stringify({ id: grant.id, client_id: grant.clientId, subject: grant.subject, scope: grant.scope, expires_at: new Date(grant.expiresAt).toISOString() }),
+        });
     }
+    // A lost claim rolls the whole write back (the grant's change included).
+    if (req.claim && !(await req.claim(tx, grant?.id ?? null))) throw new ClaimLost();
     await insertTokens(tx, minted.access, minted.refresh);
-    return true;
   };
-  if (req.grouped && !req.claim && !('new' in req.grant)) await writeGrouped(ctx.store, async (tx) => void (await persist(tx)));
-  else if (!(await write(ctx.store, persist))) return null;
+  if (req.grouped && !req.claim && !('new' in req.grant)) await writeGrouped(ctx.store, persist);
+  else
+    try {
+      await write(ctx.store, persist);
+    } catch (e) {
+      if (e instanceof ClaimLost) return null;
+      throw e;
+    }
   audit(ctx, log, req.audit.event, {
     grant_type: req.audit.event === 'grant.issued' ? req.grantType : undefined,
     client_id: req.client.id,
     subject: req.subject,
     grant_id: grant?.id,
     scope: minted.response.scope,
+    ...(replaced ? { reason: 'replaced the earlier authorization of this client' } : {}),
     ...req.audit.fields,
   });
   return minted.response;
 }
+
+/** The claim of a code or refresh token was lost to a concurrent request: nothing is stored. */
+class ClaimLost extends Error {}
 
 function grantRow(grant: Grant, now: number): GrantRow {
   return {

@@ -8,7 +8,7 @@ import { audit } from '../audit.js';
 import { userSubject, type User } from '../model/users.js';
 import type { Params } from '../params.js';
 import { insertCode, listLiveGrantRows } from '../store/grants.js';
-import { issueTokens } from '../tokens.js';
+import { issueTokens, type Grant } from '../tokens.js';
 import { pageHeaders, renderConsent } from './pages.js';
 import { formTarget, redirectTo, type AuthorizationRequest } from './request.js';
 import { describeDuration } from './views.js';
@@ -37,34 +37,37 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
     return again(`Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
 
   const scope = canonicalScope(chosen, req.scope);
-  return grantAccess(ctx, request, reply, req, subject, scope, Date.now() + ttl * 1000, `valid for ${ttl}s`);
+  return grantAccess(ctx, request, reply, req, subject, scope, { new: Date.now() + ttl * 1000 }, `valid for ${ttl}s`);
 }
 
 /**
- * Remembered consent: the expiry of a live grant this user gave this client that covers every
- * scope of the request, or null. A request it covers skips the consent page; what is issued then
- * ends with that grant's validity, never later.
+ * Remembered consent: the live grant this user gave this client (there is one per user and
+ * client) when it covers every scope of the request, or null. A request it covers skips the
+ * consent page; what is issued then belongs to that grant and ends with its validity, never later.
  */
-export async function rememberedConsent(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<number | null> {
+export async function rememberedConsent(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<Grant | null> {
   // `admin` is asked every time (DESIGN.md "Hardening"): the page, or consent_required.
   if (req.scope.includes(ADMIN_SCOPE)) return null;
   const now = Date.now();
   const grants = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id), clientId: req.client.id }, now, 100);
-  let best: number | null = null;
   for (const g of grants) {
     const held = new Set(g.scope.split(' '));
-    if (req.scope.every((s) => held.has(s))) best = Math.max(best ?? 0, Number(g.expires_at));
+    if (req.scope.every((s) => held.has(s))) return { id: g.id, clientId: g.client_id, subject: g.subject, scope: g.scope, expiresAt: Number(g.expires_at) };
   }
-  return best;
+  return null;
 }
 
 /** Issues what the request asked for without showing the consent page (see rememberedConsent). */
-export async function grantRemembered(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, grantExpiresAt: number) {
+export async function grantRemembered(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, grant: Grant) {
   pageHeaders(reply, [formTarget(req.redirectUri)]);
-  return grantAccess(ctx, request, reply, req, userSubject(user.id), req.scope, grantExpiresAt, 'remembered consent');
+  return grantAccess(ctx, request, reply, req, userSubject(user.id), req.scope, { existing: grant }, 'remembered consent');
 }
 
-/** The code (code grant) or tokens in the fragment (implicit), for `scope`, the grant ending at `grantExpiresAt`. */
+/**
+ * The code (code grant) or tokens in the fragment (implicit), for `scope`: under the remembered
+ * grant, or as a new authorization ending at `new` (it replaces this user's grant to the client
+ * when the code is redeemed, or at once for the implicit grant).
+ */
 async function grantAccess(
   ctx: AppContext,
   request: FastifyRequest,
@@ -72,10 +75,11 @@ async function grantAccess(
   req: AuthorizationRequest,
   subject: string,
   scope: string[],
-  grantExpiresAt: number,
+  grant: { new: number } | { existing: Grant },
   reason: string,
 ) {
   const now = Date.now();
+  const grantExpiresAt = 'new' in grant ? grant.new : grant.existing.expiresAt;
   if (req.responseType === 'code') {
     const code = randomSecret(32);
     await write(ctx.store, (tx) =>
@@ -92,7 +96,8 @@ async function grantAccess(
         code_challenge_method: req.codeChallenge ? 'S256' : null,
         expires_at: now + ctx.config.auth.codeTtl * 1000,
         used_at: null,
-        grant_id: null,
+        // A remembered authorization's code belongs to the existing grant from the start.
+        grant_id: 'existing' in grant ? grant.existing.id : null,
         created_at: now,
       }),
     );
@@ -104,7 +109,7 @@ async function grantAccess(
     grantType: 'implicit',
     client: req.client,
     subject,
-    grant: { new: { scope, expiresAt: grantExpiresAt } },
+    grant: 'existing' in grant ? grant : { new: { scope, expiresAt: grantExpiresAt } },
     scope,
     refreshScope: null,
     audit: { event: 'grant.issued' },

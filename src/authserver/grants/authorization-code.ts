@@ -2,7 +2,7 @@ import { OAuthError } from '../../platform/http/errors.js';
 import { sha256 } from '../../platform/crypto/secrets.js';
 import { verifierMatches } from '../pkce.js';
 import { claimCode, findCodeRow } from '../store/grants.js';
-import { issueTokens, issuesRefreshTokens, revokeAfterReplay } from '../tokens.js';
+import { findGrant, issueTokens, issuesRefreshTokens, revokeAfterReplay, type Grant } from '../tokens.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
 // RFC 6749 §4.1.3 with RFC 7636: a code is redeemed once, by the client it was issued to, with
@@ -41,14 +41,26 @@ export const authorizationCodeGrant: TokenGrant = {
       throw invalidGrant('code_verifier sent for a code issued without code_challenge', { code_verifier: 'unexpected' });
     }
 
-    const scope = await withAdminRuleNow(ctx, row.scope.split(' ').filter(Boolean), client, row.subject, 'authorization_code');
+    let scope = row.scope.split(' ').filter(Boolean);
     const expiresAt = Number(row.grant_expires_at);
     if (expiresAt <= Date.now()) throw invalidGrant('The validity chosen for this authorization has ended', { code: 'authorization expired' });
+    // A code of remembered consent belongs to its grant from the start: redeemed under it, within
+    // what the grant holds now (the user may have narrowed or revoked it since).
+    let existing: Grant | null = null;
+    if (row.grant_id !== null) {
+      const grant = await findGrant(ctx, row.grant_id);
+      if (!grant || grant.revokedAt !== null || grant.expiresAt <= Date.now()) throw invalidGrant('The authorization was revoked', { code: 'its authorization was revoked or has ended' });
+      const held = grant.scope.split(' ');
+      scope = scope.filter((s) => held.includes(s));
+      if (scope.length === 0) throw invalidGrant('The authorization no longer holds this scope', { code: 'its authorization was narrowed' });
+      existing = grant;
+    }
+    scope = await withAdminRuleNow(ctx, scope, client, row.subject, 'authorization_code');
     const response = await issueTokens(ctx, request.log, {
       grantType: 'authorization_code',
       client,
       subject: row.subject,
-      grant: { new: { scope, expiresAt } },
+      grant: existing ? { existing } : { new: { scope, expiresAt } },
       scope,
       refreshScope: issuesRefreshTokens(ctx, client) ? scope : null,
       // Claimed and tied to its grant in one statement: of two racing redemptions exactly one wins.

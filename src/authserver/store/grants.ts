@@ -14,8 +14,45 @@ export type AccessTokenRow = AccessTokensTable;
 export type RefreshTokenRow = RefreshTokensTable;
 export type CodeRow = AuthorizationCodesTable;
 
-export async function insertGrant(tx: WriteTx, row: GrantRow): Promise<void> {
-  await sqlOf(tx).insertInto('grants').values(row).execute();
+/**
+ * Stores a user's authorization of a client: one live grant per subject and client (a partial
+ * unique index, migration 0010). When one is live it keeps its id and takes this row's scope and
+ * validity; when the live one has expired it is retired and this row becomes the grant. Two
+ * authorizations racing end in one row (the insert and the update are one statement).
+ */
+export async function saveGrant(tx: WriteTx, row: GrantRow, now: number): Promise<{ id: string; created: boolean }> {
+  const db = sqlOf(tx);
+  await db
+    .updateTable('grants')
+    .set({ revoked_at: now, revoked_reason: 'expired' })
+    .where('subject', '=', row.subject)
+    .where('client_id', '=', row.client_id)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '<=', now)
+    .execute();
+  const saved = await db
+    .insertInto('grants')
+    .values(row)
+    .onConflict((oc) => oc.columns(['subject', 'client_id']).where('revoked_at', 'is', null).doUpdateSet({ scope: row.scope, expires_at: row.expires_at }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: saved.id, created: saved.id === row.id };
+}
+
+/**
+ * Ends what was issued under a grant beyond `scope` (the grant was just narrowed): its access
+ * tokens are revoked, its refresh tokens expire. Returns how many access tokens ended.
+ */
+export async function endTokensBeyond(tx: WriteTx, grantId: string, scope: readonly string[], now: number): Promise<number> {
+  const db = sqlOf(tx);
+  const inside = (tokenScope: string) => tokenScope.split(' ').every((s) => s === '' || scope.includes(s));
+  const access = await db.selectFrom('access_tokens').select(['id', 'scope']).where('grant_id', '=', grantId).where('revoked_at', 'is', null).where('expires_at', '>', now).execute();
+  const accessIds = access.filter((t) => !inside(t.scope)).map((t) => t.id);
+  if (accessIds.length) await db.updateTable('access_tokens').set({ revoked_at: now }).where('id', 'in', accessIds).execute();
+  const refresh = await db.selectFrom('refresh_tokens').select(['hash', 'scope']).where('grant_id', '=', grantId).where('used_at', 'is', null).where('expires_at', '>', now).execute();
+  const refreshHashes = refresh.filter((t) => !inside(t.scope)).map((t) => t.hash);
+  if (refreshHashes.length) await db.updateTable('refresh_tokens').set({ expires_at: now }).where('hash', 'in', refreshHashes).execute();
+  return accessIds.length;
 }
 
 export async function findGrantRow(on: On, id: string): Promise<GrantRow | null> {

@@ -317,6 +317,44 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.alterTable('clients').addColumn('require_pkce', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       },
     },
+    // One grant per user and app (DESIGN.md "Administration, accounts, browser clients"): a live
+    // (unrevoked) grant is unique per subject and client. Duplicates made before are merged into
+    // the one that lasts longest: it takes the scopes of the live ones, the others' tokens and codes
+    // move to it (nothing a user holds stops working), and the others are retired.
+    '0010_one_grant_per_user_and_client': {
+      async up(db: Kysely<any>) {
+        const now = Date.now();
+        const rows = (await db
+          .selectFrom('grants')
+          .select(['id', 'subject', 'client_id', 'scope', 'expires_at', 'created_at'])
+          .where('revoked_at', 'is', null)
+          .orderBy('expires_at', 'desc')
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute()) as { id: string; subject: string; client_id: string; scope: string; expires_at: number | string; created_at: number | string }[];
+        const groups = new Map<string, typeof rows>();
+        for (const r of rows) {
+          const key = JSON.stringify([r.subject, r.client_id]);
+          groups.set(key, [...(groups.get(key) ?? []), r]);
+        }
+        for (const [keep, ...others] of groups.values()) {
+          if (others.length === 0) continue;
+          const scope = [...new Set([keep, ...others].filter((g) => g === keep || Number(g.expires_at) > now).flatMap((g) => g.scope.split(' ').filter(Boolean)))];
+          await db.updateTable('grants').set({ scope: scope.join(' ') }).where('id', '=', keep.id).execute();
+          const ids = others.map((g) => g.id);
+          for (const table of ['access_tokens', 'refresh_tokens', 'authorization_codes'])
+            await db.updateTable(table).set({ grant_id: keep.id }).where('grant_id', 'in', ids).execute();
+          await db.updateTable('grants').set({ revoked_at: now, revoked_reason: `merged into ${keep.id}` }).where('id', 'in', ids).execute();
+        }
+        await db.schema
+          .createIndex('grants_one_live')
+          .unique()
+          .on('grants')
+          .columns(['subject', 'client_id'])
+          .where(sql.ref('revoked_at'), 'is', null)
+          .execute();
+      },
+    },
   };
 }
 
