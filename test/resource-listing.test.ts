@@ -61,7 +61,11 @@ describe('paging', () => {
     assert.match(next.searchParams.get('after') ?? '', /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     const rest = await a.json('GET', next.pathname + next.search);
     assert.deepEqual(ids(rest.body), ids(zoos.slice(20)), 'the next page continues where the first ended');
-    assert.deepEqual(Object.keys(links(rest.headers.get('link'))), ['first'], 'the last page has no next');
+    const restLinks = links(rest.headers.get('link'));
+    assert.deepEqual(Object.keys(restLinks), ['first', 'prev'], 'the last page has no next; it links prev (before=)');
+    const prev = new URL(restLinks.prev);
+    assert.equal(prev.searchParams.get('after'), null);
+    assert.deepEqual(ids((await a.json('GET', prev.pathname + prev.search)).body), ids(zoos.slice(0, 20)), 'prev is the first page');
   });
 
   test('limit and offset select the window; prev, next and first point to the right windows', async () => {

@@ -205,23 +205,46 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
       if (database) await database.drop();
     });
 
-    /** Every record of a list, following `next` links; asserts no record comes twice. */
+    const relation = (res: { headers: Headers }, rel: string) => {
+      const m = new RegExp(`<([^>]+)>; rel="${rel}"`).exec(res.headers.get('link') ?? '');
+      return m ? m[1].slice(server.url.length) : null;
+    };
+
+    /**
+     * Every record of a list, following `next` links; asserts no record comes twice. Then back
+     * from the last page by `prev` links: each gives exactly the page before, in the same order,
+     * and the first page has no `prev`.
+     */
     async function walk(target: string): Promise<{ ids: string[]; total: string | null; pages: number }> {
       const ids: string[] = [];
+      const pages: { ids: string[]; prev: string | null }[] = [];
       let url: string | null = target;
       let total: string | null = null;
-      let pages = 0;
       while (url) {
         const res = await a.json('GET', url);
         assert.equal(res.status, 200, `${url}: ${res.text}`);
-        if (pages === 0) total = res.headers.get('x-total-count');
-        ids.push(...res.body.map((r: Item) => r.id));
-        const next = /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '');
-        url = next ? next[1].slice(server.url.length) : null;
-        assert.ok(++pages < 100, 'the walk ends');
+        if (pages.length === 0) total = res.headers.get('x-total-count');
+        const page = res.body.map((r: Item) => r.id);
+        ids.push(...page);
+        pages.push({ ids: page, prev: relation(res, 'prev') });
+        url = relation(res, 'next');
+        assert.ok(pages.length < 100, 'the walk ends');
       }
       assert.equal(new Set(ids).size, ids.length, `no record twice: ${target}`);
-      return { ids, total, pages };
+      assert.equal(pages[0].prev, null, `the first page has no prev: ${target}`);
+      // A last full page links to an empty one; the walk back starts at the last page with records.
+      let at = pages.length - 1;
+      while (at > 0 && pages[at].ids.length === 0) at--;
+      let prev = pages[at].prev;
+      for (let i = at - 1; i >= 0; i--) {
+        assert.ok(prev, `page ${i + 2} of ${target} links prev`);
+        const res = await a.json('GET', prev);
+        assert.equal(res.status, 200, `${prev}: ${res.text}`);
+        assert.deepEqual(res.body.map((r: Item) => r.id), pages[i].ids, `prev of page ${i + 2} is page ${i + 1}: ${target}`);
+        prev = relation(res, 'prev');
+      }
+      assert.equal(prev, null, `walking back ends on the first page, which has no prev: ${target}`);
+      return { ids, total, pages: pages.length };
     }
 
     test('random filters and sorts: the API answers what the same filter and sort computed here answer, page by page', async () => {
@@ -379,6 +402,128 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
         ['q=', 'q'],
       ];
       for (const [qs, param] of cases) assertApiError(await a.json('GET', `/v1/items?${qs}`), 400, [param]);
+    });
+
+    test('prev links on keyset pages: back from any page by before= gives the page before, for asc, desc and mixed sorts with ties and NULLs', async () => {
+      for (const qs of ['limit=5', 'sortby=rank&limit=4', 'sortby=rank&order=desc&limit=4', 'sortby=label,rank&order=asc,desc&limit=3',
+        'sortby=open,state,score&order=desc&limit=6', 'sortby=name&order=desc&limit=7', 'sortby=at,label&limit=5', 'q=lion&sortby=name&limit=2',
+        'rank[gte]=0&sortby=score&order=desc&limit=3']) {
+        const { ids } = await walk(`/v1/items?${qs}`);
+        assert.ok(ids.length > 0, qs);
+      }
+      // A page reached by prev links next to the page it came back from, and keeps the other parameters.
+      const first = await a.json('GET', '/v1/items?sortby=rank&order=desc&fields=name&limit=3');
+      const second = await a.json('GET', relation(first, 'next')!);
+      const back = await a.json('GET', relation(second, 'prev')!);
+      assert.deepEqual(back.body, first.body);
+      assert.match(relation(second, 'prev')!, /fields=name/);
+      assert.doesNotMatch(relation(second, 'prev')!, /after=/);
+      assert.equal(relation(back, 'prev'), null, 'back on the first page: no prev');
+      assert.deepEqual((await a.json('GET', relation(back, 'next')!)).body, second.body);
+    });
+
+    test('before= is checked like after=: malformed, altered, foreign, or combined with after, offset or page → 400 naming it', async () => {
+      const res = await a.json('GET', '/v1/items?sortby=rank&limit=2');
+      const cursor = new URL(server.url + relation(res, 'next')!).searchParams.get('after')!;
+      for (const [qs, param] of [
+        ['before=garbage', 'before'],
+        ['before=a.b.c', 'before'],
+        [`sortby=name&before=${cursor}`, 'before'],
+        [`sortby=rank&before=${cursor}&after=${cursor}`, 'before'],
+        [`sortby=rank&before=${cursor}&offset=2`, 'before'],
+        [`sortby=rank&before=${cursor}&page=2`, 'before'],
+        [`q=lion&before=${cursor}`, 'before'],
+        [`sortby=rank&before=${cursor}&before=${cursor}`, 'before'],
+      ] as const)
+        assertApiError(await a.json('GET', `/v1/items?${qs}`), 400, [param]);
+      assert.equal((await a.json('GET', `/v1/items?sortby=rank&limit=2&before=${cursor}`)).status, 200);
+    });
+
+    test('GET of one record takes fields= and expand= as lists do; any other query parameter is 400 naming it (HEAD too); writes take none', async () => {
+      const item = items[0];
+      const one = await a.json('GET', `/v1/items/${item.id}?fields=name,rank`);
+      assert.equal(one.status, 200, one.text);
+      assert.deepEqual(Object.keys(one.body).sort(), ['id', 'link', 'name', ...('rank' in item ? ['rank'] : [])].sort());
+      assert.ok(one.headers.get('etag'), 'the ETag of the record (If-Match on writes)');
+      const withParts = await a.json('GET', `/v1/items/${item.id}?expand=parts`);
+      assert.equal(withParts.status, 200, withParts.text);
+      assert.equal(withParts.body.parts.length, 1);
+      assert.equal(withParts.body.parts[0].item_id, item.id);
+      const both = await a.json('GET', `/v1/items/${item.id}?expand=parts&fields=name`);
+      assert.deepEqual(Object.keys(both.body).sort(), ['id', 'link', 'name', 'parts']);
+      const part = withParts.body.parts[0];
+      for (const path of [`/v1/parts/${part.id}`, `/v1/items/${item.id}/parts/${part.id}`]) {
+        const child = await a.json('GET', `${path}?expand=parent&fields=part`);
+        assert.equal(child.status, 200, child.text);
+        assert.deepEqual(Object.keys(child.body).sort(), ['id', 'link', 'parent', 'part']);
+        assert.equal(child.body.parent.id, item.id);
+      }
+      // The expanded collection's scope is required.
+      const narrow = asBearer(server, await clientToken(server, 'query-narrow-one', 'items:read items:write'));
+      const own = await narrow.json('POST', '/v1/items', { name: 'narrow' });
+      assert.equal(own.status, 201, own.text);
+      assertApiError(await narrow.json('GET', `/v1/items/${own.body.id}?expand=parts`), 403, ['expand']);
+      assert.equal((await narrow.json('GET', `/v1/items/${own.body.id}?fields=name`)).status, 200);
+      for (const [qs, param] of [['fields=colour', 'fields'], ['expand=owners', 'expand'], ['name=apple', 'name'], ['limit=5', 'limit'], ['sortby=name', 'sortby'], ['fields=name&fields=rank', 'fields']] as const) {
+        assertApiError(await a.json('GET', `/v1/items/${item.id}?${qs}`), 400, [param]);
+        assertApiError(await a.json('GET', `/v1/items/${item.id}/parts/${part.id}?${qs}`), 400, [param]);
+      }
+      const head = await a.fetch(`/v1/items/${item.id}?limit=5`, { method: 'HEAD', headers: { accept: 'application/json' } });
+      assert.equal(head.status, 400);
+      assert.equal((await a.fetch(`/v1/items/${item.id}?fields=name`, { method: 'HEAD', headers: { accept: 'application/json' } })).status, 200);
+      // PUT, PATCH and DELETE take no query parameter: a 400 naming it, and nothing is changed.
+      assertApiError(await a.json('PATCH', `/v1/items/${item.id}?fields=name`, { name: 'changed' }), 400, ['fields']);
+      assertApiError(await a.json('PUT', `/v1/items/${item.id}?dry_run=1`, { name: 'changed' }), 400, ['dry_run']);
+      const del = await a.fetch(`/v1/items/${item.id}?force=true`, { method: 'DELETE', headers: { accept: 'application/json' } });
+      assert.equal(del.status, 400);
+      assert.equal((await a.json('GET', `/v1/items/${item.id}`)).body.name, item.name, 'unchanged, not deleted');
+    });
+
+    test('no query value reaches a prototype: constructor, __proto__, toString as names and values answer like any unknown one (never 5xx)', async () => {
+      const item = items[0];
+      const cases: [string, number, string[]][] = [];
+      for (const word of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+        cases.push(
+          [`/v1/items?${word}=1`, 400, [word]],
+          [`/v1/items?${word}[in]=1`, 400, [`${word}[in]`]],
+          [`/v1/items?name[${word}]=1`, 400, [`name[${word}]`]],
+          [`/v1/items?state=${word}`, 400, ['state']],
+          [`/v1/items?sortby=${word}`, 400, ['sortby']],
+          [`/v1/items?order=${word}`, 400, ['order']],
+          [`/v1/items?fields=${word}`, 400, ['fields']],
+          [`/v1/items?expand=${word}`, 400, ['expand']],
+          [`/v1/items?count=${word}`, 400, ['count']],
+          [`/v1/items?after=${word}`, 400, ['after']],
+          [`/v1/items?before=${word}`, 400, ['before']],
+          [`/v1/items/${item.id}?${word}=1`, 400, [word]],
+          [`/v1/items/${item.id}?fields=${word}`, 400, ['fields']],
+          [`/v1/items/${item.id}?expand=${word}`, 400, ['expand']],
+          [`/v1/${word}`, 404, ['collection']],
+          [`/v1/${word}/x`, 404, ['collection']],
+          [`/v1/items/${item.id}/${word}`, 404, ['path']],
+          [`/v1/items/${item.id}/${word}/x`, 404, ['path']],
+          [`/v1/events?types=${word}`, 400, ['types']],
+          [`/v1/events?collections=${word}`, 400, ['collections']],
+          [`/v1/events?${word}=1`, 400, [word]],
+        );
+      }
+      for (const [url, status, params] of cases) {
+        const res = await a.json('GET', url);
+        assert.equal(res.status, status, `${url}: ${res.text}`);
+        assertApiError(res, status, params);
+        // `k in detail` would find `constructor` on any object: the detail names it itself.
+        for (const k of params) assert.ok(Object.hasOwn(res.body.detail, k), `${url} names ${k}: ${res.text}`);
+      }
+      // As filter values of a string field they are just strings: found where they are stored.
+      const odd = await a.json('POST', '/v1/items', { name: '__proto__', label: 'constructor' });
+      assert.equal(odd.status, 201, odd.text);
+      items.push(odd.body);
+      for (const qs of ['name=__proto__', 'label=constructor', 'name[in]=__proto__,toString', 'name[prefix]=__pro', 'label[contains]=STRUCT']) {
+        const res = await a.json('GET', `/v1/items?${qs}`);
+        assert.equal(res.status, 200, `${qs}: ${res.text}`);
+        assert.deepEqual(res.body.map((r: Item) => r.id), [odd.body.id], qs);
+      }
+      assert.deepEqual((await a.json('GET', '/v1/items?name=toString')).body, []);
     });
 
     test('a cursor is tamper-evident and bound to its sort: altered → 400, another sort → 400', async () => {

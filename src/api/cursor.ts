@@ -3,10 +3,11 @@ import { constantTimeEqual } from '../platform/crypto/secrets.js';
 import { badRequest } from '../platform/http/errors.js';
 import type { SortKey } from './store/records.js';
 
-// `after=` cursors (keyset paging): the position of the last row of a page — its sort keys'
-// values and its id — for one collection and one sort, signed with the server's key (HMAC) so
-// that a cursor cannot be forged or altered. Opaque to clients; a garbage, altered or foreign
-// cursor is a 400 naming `after`.
+// `after=` and `before=` cursors (keyset paging): a position in the sort order — a row's sort
+// keys' values and its id (the last row of a page for `next`, the first for `prev`) — for one
+// collection and one sort, signed with the server's key (HMAC) so that a cursor cannot be forged
+// or altered. Opaque to clients; a garbage, altered or foreign cursor is a 400 naming the
+// parameter it came in.
 
 const MAX_CURSOR = 4096;
 
@@ -14,7 +15,7 @@ function sortSpec(sort: SortKey[]): string {
   return sort.map((k) => `${k.field}:${k.order}`).join(',');
 }
 
-const invalid = (why: string) => badRequest('Invalid cursor', { after: why });
+const invalidIn = (parameter: string, why: string) => badRequest('Invalid cursor', { [parameter]: why });
 
 export async function encodeCursor(keys: KeyRing, collection: string, sort: SortKey[], values: unknown[]): Promise<string> {
   const payload = Buffer.from(JSON.stringify({ c: collection, s: sortSpec(sort), v: values })).toString('base64url');
@@ -22,7 +23,15 @@ export async function encodeCursor(keys: KeyRing, collection: string, sort: Sort
 }
 
 /** The keyset values of a cursor made for this collection and sort; a 400 for anything else. */
-export async function decodeCursor(keys: KeyRing, collection: string, sort: SortKey[], cursor: string, count: number): Promise<unknown[]> {
+export async function decodeCursor(
+  keys: KeyRing,
+  collection: string,
+  sort: SortKey[],
+  cursor: string,
+  count: number,
+  parameter: 'after' | 'before' = 'after',
+): Promise<unknown[]> {
+  const invalid = (why: string) => invalidIn(parameter, why);
   if (cursor.length > MAX_CURSOR) throw invalid('is not a cursor of this API');
   const parts = cursor.split('.');
   if (parts.length !== 3 || parts.some((p) => !/^[A-Za-z0-9_-]+$/.test(p))) throw invalid('is not a cursor of this API');

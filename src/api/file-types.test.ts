@@ -179,3 +179,7 @@ test('files larger than the read window: walked the same from disk (CRCs, marker
   assert.equal(problemOf(PDF, pdf), null);
   rejects(PDF, pdf.subarray(0, 200_000), 'does not end with %%EOF');
 });
+
+test('a type named like an Object.prototype member is an unchecked type, not a prototype function', () => {
+  for (const type of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) assert.equal(fileProblem(type, Buffer.from('anything')), null, type);
+});

@@ -10,7 +10,8 @@ import { crc32 } from 'node:zlib';
 /** Why the bytes are not a valid file of this type, or null when they are (or the type is not checked). */
 export function fileProblem(type: string, input: Buffer | Bytes): string | null {
   const bytes = Buffer.isBuffer(input) ? new BufferBytes(input) : input;
-  const validate = VALIDATORS[type];
+  // Own keys only: a type named like an Object.prototype member is just an unknown type.
+  const validate = Object.hasOwn(VALIDATORS, type) ? VALIDATORS[type] : undefined;
   if (validate) {
     try {
       validate(bytes);
@@ -20,7 +21,7 @@ export function fileProblem(type: string, input: Buffer | Bytes): string | null 
       throw e;
     }
   }
-  const signature = SIGNATURES[type];
+  const signature = Object.hasOwn(SIGNATURES, type) ? SIGNATURES[type] : undefined;
   return signature && !signature(bytes) ? 'does not start with its signature' : null;
 }
 

@@ -1,5 +1,6 @@
 import type { CollectionModel, CollectionRegistry } from '../contract/collections.js';
 import { uriComponent } from '../platform/http/json-text.js';
+import type { ListQuery } from './query.js';
 
 // Hypermedia: every resource object carries `link`, an object keyed by relation.
 
@@ -9,6 +10,7 @@ export interface Link {
   type: 'application/json';
 }
 
+const PAGING_PARAMS = new Set(['limit', 'offset', 'page', 'per_page', 'after', 'before']);
 const ID_MARK = 'GATEHOUSExIDxMARK';
 const PARENT_MARK = 'GATEHOUSExPARENTxMARK';
 const MARKS = new RegExp(`(${ID_MARK}|${PARENT_MARK})`);
@@ -82,6 +84,35 @@ export class Links {
       cache.set(model, template);
     }
     return template;
+  }
+
+  /**
+   * RFC 8288 Link of a list page, in the terms the client paged by: `first`, `next` and `prev` —
+   * `after=`/`before=` cursors when paging by keyset, offsets or page numbers otherwise. The other
+   * parameters of the request (filters, sort, fields …) are kept.
+   */
+  paging(base: string, request: Record<string, unknown>, query: ListQuery, page: { count: number; total: number | null; next: string | null; prev: string | null }): string {
+    const params = new URLSearchParams();
+    for (const [k, val] of Object.entries(request)) if (!PAGING_PARAMS.has(k)) params.set(k, String(val));
+    const { limit, offset, paging } = query;
+    const link = (set: Record<string, string>, rel: string) => {
+      const p = new URLSearchParams(params);
+      for (const [k, v] of Object.entries(set)) p.set(k, v);
+      return `<${base}?${p.toString()}>; rel="${rel}"`;
+    };
+    if (paging === 'cursor') {
+      const parts = [link({ limit: String(limit) }, 'first')];
+      if (page.prev !== null) parts.push(link({ limit: String(limit), before: page.prev }, 'prev'));
+      if (page.next !== null) parts.push(link({ limit: String(limit), after: page.next }, 'next'));
+      return parts.join(', ');
+    }
+    const at = (off: number, rel: string) =>
+      paging === 'page' ? link({ page: String(Math.floor(off / limit) + 1), per_page: String(limit) }, rel) : link({ limit: String(limit), offset: String(off) }, rel);
+    const parts = [at(0, 'first')];
+    if (offset > 0) parts.push(at(Math.max(0, offset - limit), 'prev'));
+    const more = page.total === null ? page.count === limit : offset + limit < page.total;
+    if (more) parts.push(at(offset + limit, 'next'));
+    return parts.join(', ');
   }
 
   forCollections(): Record<string, Link> {

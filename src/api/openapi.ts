@@ -56,18 +56,9 @@ const OPERATOR_TEXT: Record<string, string> = {
   null: 'is absent or null (true), or present (false)',
 };
 
-function listParameters(m: CollectionModel, nested: boolean, expandLimit: number): Obj[] {
-  const params: Obj[] = [
-    { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 }, description: 'How many records to return' },
-    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'Skip this many records (offset paging)' },
-    { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } },
-    { name: 'per_page', in: 'query', schema: { type: 'integer', minimum: 1 } },
-    { name: 'after', in: 'query', schema: { type: 'string' }, description: 'Keyset paging: the opaque cursor of a Link: next' },
-    { name: 'sortby', in: 'query', schema: { type: 'string' }, description: `Comma-separated sort keys, of: ${m.sort.join(', ')} (ties by id)` },
-    { name: 'order', in: 'query', schema: { type: 'string' }, description: 'asc or desc: one for all keys, or one per key (comma-separated)' },
-    { name: 'count', in: 'query', schema: { type: 'string', enum: ['exact', 'none'] }, description: 'none leaves out X-Total-Count (and its cost)' },
-    { name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields to return (id and link always come)' },
-  ];
+/** `fields` and `expand`: the same on a list and on one record. */
+function viewParameters(m: CollectionModel, expandLimit: number): Obj[] {
+  const params: Obj[] = [{ name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields to return (id and link always come)' }];
   const related = [...(m.parent ? ['parent'] : []), ...m.children];
   if (related.length)
     params.push({
@@ -76,6 +67,22 @@ function listParameters(m: CollectionModel, nested: boolean, expandLimit: number
       schema: { type: 'string', enum: related },
       description: `Carry related records: parent (the parent record), or a child collection (at most ${expandLimit} per record); needs that collection's read scope`,
     });
+  return params;
+}
+
+function listParameters(m: CollectionModel, nested: boolean, expandLimit: number): Obj[] {
+  const params: Obj[] = [
+    { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 }, description: 'How many records to return' },
+    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'Skip this many records (offset paging)' },
+    { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } },
+    { name: 'per_page', in: 'query', schema: { type: 'integer', minimum: 1 } },
+    { name: 'after', in: 'query', schema: { type: 'string' }, description: 'Keyset paging: the opaque cursor of a Link: next (the page after that position)' },
+    { name: 'before', in: 'query', schema: { type: 'string' }, description: 'Keyset paging: the opaque cursor of a Link: prev (the page before that position, in the same order)' },
+    { name: 'sortby', in: 'query', schema: { type: 'string' }, description: `Comma-separated sort keys, of: ${m.sort.join(', ')} (ties by id)` },
+    { name: 'order', in: 'query', schema: { type: 'string' }, description: 'asc or desc: one for all keys, or one per key (comma-separated)' },
+    { name: 'count', in: 'query', schema: { type: 'string', enum: ['exact', 'none'] }, description: 'none leaves out X-Total-Count (and its cost)' },
+    ...viewParameters(m, expandLimit),
+  ];
   if (m.search.length)
     params.push({ name: 'q', in: 'query', schema: { type: 'string' }, description: `Full-text search over ${m.search.join(', ')}: records with every word, by relevance unless sortby is given` });
   for (const f of m.filters) {
@@ -139,7 +146,14 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
   const recordResponse = { description: 'The record', headers: { ETag: { schema: { type: 'string' } } }, content: json(ref(m.name)) };
   paths[one] = {
     parameters: [...parentParam, idParam],
-    get: { tags: tag, operationId: `get_${nested ? `${parent.name}_` : ''}${m.name}`, security: security(m, 'read'), responses: { '200': recordResponse, ...errors(401, 403, 404, 405, 410, 429) } },
+    get: {
+      tags: tag,
+      operationId: `get_${nested ? `${parent.name}_` : ''}${m.name}`,
+      security: security(m, 'read'),
+      description: 'Any query parameter but fields and expand is a 400 naming it.',
+      parameters: viewParameters(m, expandLimit),
+      responses: { '200': recordResponse, ...errors(400, 401, 403, 404, 405, 410, 429) },
+    },
     put: {
       tags: tag,
       operationId: `replace_${nested ? `${parent.name}_` : ''}${m.name}`,
@@ -162,7 +176,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
       operationId: `delete_${nested ? `${parent.name}_` : ''}${m.name}`,
       security: security(m, 'write'),
       parameters: [ifMatch],
-      responses: { '204': { description: 'Deleted' }, ...errors(401, 403, 404, 405, 410, 412, 429) },
+      responses: { '204': { description: 'Deleted' }, ...errors(400, 401, 403, 404, 405, 410, 412, 429) },
     },
   };
 }

@@ -40,6 +40,7 @@ test('defaults: defaultLimit, offset 0, sorted by id ascending, no filters', () 
     fields: null,
     expand: null,
     after: null,
+    before: null,
     count: 'exact',
   });
 });
@@ -147,4 +148,16 @@ test('a value outside the enum is a 400 naming the field and the allowed values'
     fails(() => filterValue(enums, field, bad), field);
   assert.throws(() => filterValue(enums, 'status', 'unknown'), (e: unknown) => e instanceof ApiError && e.detail.status === 'must be one of pending, paid, shipped');
   assert.throws(() => filterValue(enums, 'priority', '4'), (e: unknown) => e instanceof ApiError && e.detail.priority === 'must be one of 1, 2, 3');
+});
+
+test('a parameter named __proto__, constructor or toString is reported like any unknown one (the query object has no prototype)', () => {
+  for (const key of ['__proto__', 'constructor', 'toString']) {
+    const query = Object.assign(Object.create(null), { [key]: '1' }) as Record<string, unknown>;
+    Object.defineProperty(query, key, { value: '1', enumerable: true }); // `__proto__` as an own key, as the query parser makes it
+    assert.throws(() => parseListQuery(zoos, query, limits), (e: unknown) => {
+      assert.ok(e instanceof ApiError && e.status === 400, String(e));
+      assert.ok(Object.hasOwn(e.detail, key), `detail names ${key}: ${JSON.stringify(e.detail)}`);
+      return true;
+    });
+  }
 });

@@ -3,12 +3,12 @@ import type { CollectionModel, FieldColumn } from '../contract/collections.js';
 import type { Condition, FilterValue, Operator, SortKey } from './store/records.js';
 
 // The list query language of DESIGN.md ("Query language"): paging (limit/offset, page/per_page,
-// after), sorting on several keys, filters with operators, full-text search, sparse fieldsets,
+// after/before), sorting on several keys, filters with operators, full-text search, sparse fieldsets,
 // related records and counting. Anything unknown or malformed is a 400 naming the parameter.
 
 export type { FilterValue } from './store/records.js';
 
-export interface ListQuery {
+export interface ListQuery extends RecordView {
   limit: number;
   offset: number;
   /** How the list pages, so Link headers answer in the same terms: keyset (`after`) unless offset or page was asked for. */
@@ -20,12 +20,10 @@ export interface ListQuery {
   conditions: Condition[];
   /** The words of `q=`, or null. */
   search: string[] | null;
-  /** `fields=`: the fields to return (`id` and `link` always come too), or null for all. */
-  fields: string[] | null;
-  /** `expand=`: `parent`, or a child collection's name. */
-  expand: string | null;
   /** `after=`: the opaque cursor as sent (checked and decoded by the cursor module). */
   after: string | null;
+  /** `before=`: the same kind of cursor; the page is the one before that position, in the same order. */
+  before: string | null;
   count: 'exact' | 'none';
 }
 
@@ -34,7 +32,7 @@ export interface ListLimits {
   maxLimit: number;
 }
 
-const RESERVED = ['limit', 'offset', 'page', 'per_page', 'sortby', 'order', 'after', 'count', 'q', 'fields', 'expand'];
+const RESERVED = ['limit', 'offset', 'page', 'per_page', 'sortby', 'order', 'after', 'before', 'count', 'q', 'fields', 'expand'];
 const MAX_IN = 100;
 const MAX_SEARCH_WORDS = 20;
 
@@ -137,41 +135,91 @@ function commaList(name: string, raw: string): string[] {
   return parts;
 }
 
+/** `fields=` and `expand=`: how a list page or one record is shown (the same rules for both). */
+export interface RecordView {
+  /** `fields=`: the fields to return (`id` and `link` always come too), or null for all. */
+  fields: string[] | null;
+  /** `expand=`: `parent`, or a child collection's name. */
+  expand: string | null;
+}
+
+const VIEW = ['fields', 'expand'];
+
+function parseView(model: CollectionModel, q: Record<string, unknown>): RecordView {
+  let fields: string[] | null = null;
+  if (q.fields !== undefined) {
+    const known = ['id', 'owner', 'created_at', 'updated_at', 'link', ...(model.parent ? [model.parent.field] : []), ...Object.keys(model.properties)];
+    fields = commaList('fields', single('fields', q.fields));
+    const bad = fields.filter((f) => !known.includes(f));
+    if (bad.length) throw badRequest('Unknown field', { fields: `${bad.join(', ')}: not a field of ${model.name}` });
+  }
+  let expand: string | null = null;
+  if (q.expand !== undefined) {
+    expand = single('expand', q.expand);
+    const options = [...(model.parent ? ['parent'] : []), ...model.children];
+    if (!options.includes(expand))
+      throw badRequest('Invalid expand', { expand: options.length ? `must be one of ${options.join(', ')}` : `${model.name} has no related collection` });
+  }
+  return { fields, expand };
+}
+
+/**
+ * The query of `GET /v1/<collection>/<id>`: `fields` and `expand` as on lists; any other parameter
+ * is a 400 naming it (a filter or paging parameter there would otherwise be silently ignored).
+ */
+export function parseRecordQuery(model: CollectionModel, query: Record<string, unknown> | undefined): RecordView {
+  const q = query ?? {};
+  // A Map, not an object: a parameter named `__proto__` must be reported, not set a prototype.
+  const unknown = new Map<string, string>();
+  for (const key of Object.keys(q)) if (!VIEW.includes(key)) unknown.set(key, `unknown query parameter (a record takes: ${VIEW.join(', ')})`);
+  if (unknown.size) throw badRequest('Unknown query parameter', Object.fromEntries(unknown));
+  return parseView(model, q);
+}
+
+/** PUT, PATCH and DELETE of a record take no query parameter: any is a 400 naming it. */
+export function rejectQuery(query: Record<string, unknown> | undefined): void {
+  const keys = Object.keys(query ?? {});
+  if (keys.length) throw badRequest('Unknown query parameter', Object.fromEntries(keys.map((k) => [k, 'this method takes no query parameters'])));
+}
+
 export function parseListQuery(model: CollectionModel, query: Record<string, unknown>, limits: ListLimits, fixed: string[] = []): ListQuery {
   const q = query ?? {};
   const has = (k: string) => q[k] !== undefined;
 
   // Filters: every key that is not a reserved parameter.
   const conditions: Condition[] = [];
-  const unknown: Record<string, string> = {};
+  // A Map, not an object: a parameter named `__proto__` must be reported, not set a prototype.
+  const unknown = new Map<string, string>();
   for (const key of Object.keys(q)) {
     if (RESERVED.includes(key)) continue;
     const parsed = splitKey(key);
     if (!parsed || !model.filters.includes(parsed.field)) {
-      unknown[key] = `unknown query parameter (filters: ${model.filters.join(', ') || 'none'}; others: ${RESERVED.join(', ')})`;
+      unknown.set(key, `unknown query parameter (filters: ${model.filters.join(', ') || 'none'}; others: ${RESERVED.join(', ')})`);
       continue;
     }
     const { field } = parsed;
     const op = (parsed.op ?? 'eq') as Operator;
     const allowed = operatorsOf(model, field);
     if (parsed.op === 'eq' || !allowed.includes(op)) {
-      unknown[key] = `unknown operator for ${field} (it takes ${allowed.filter((o) => o !== 'eq').map((o) => `[${o}]`).join(', ')}, or ${field}=<value>)`;
+      unknown.set(key, `unknown operator for ${field} (it takes ${allowed.filter((o) => o !== 'eq').map((o) => `[${o}]`).join(', ')}, or ${field}=<value>)`);
       continue;
     }
     if (fixed.includes(field)) throw badRequest('Filter already given by the path', { [key]: 'is set by the URL of this collection' });
     conditions.push(parseCondition(model, key, field, op, single(key, q[key])));
   }
-  if (Object.keys(unknown).length) throw badRequest('Unknown query parameter', unknown);
+  if (unknown.size) throw badRequest('Unknown query parameter', Object.fromEntries(unknown));
 
   if ((has('page') || has('per_page')) && (has('limit') || has('offset')))
     throw badRequest('Conflicting paging parameters', { page: 'use either page/per_page or limit/offset' });
-  if (has('after') && (has('page') || has('per_page') || has('offset')))
-    throw badRequest('Conflicting paging parameters', { after: 'cannot be combined with offset or page' });
+  if (has('after') && has('before')) throw badRequest('Conflicting paging parameters', { before: 'cannot be combined with after' });
+  for (const cursor of ['after', 'before'])
+    if (has(cursor) && (has('page') || has('per_page') || has('offset')))
+      throw badRequest('Conflicting paging parameters', { [cursor]: 'cannot be combined with offset or page' });
 
   let limit = limits.defaultLimit;
   let offset = 0;
   // Keyset paging (after=) unless the client pages by offset or page, or a search is ranked by relevance.
-  let paging: ListQuery['paging'] = has('after') || (!has('offset') && !(has('q') && !has('sortby'))) ? 'cursor' : 'offset';
+  let paging: ListQuery['paging'] = has('after') || has('before') || (!has('offset') && !(has('q') && !has('sortby'))) ? 'cursor' : 'offset';
   if (has('page') || has('per_page')) {
     paging = 'page';
     limit = has('per_page') ? integer('per_page', single('per_page', q.per_page), 1, limits.maxLimit) : limits.defaultLimit;
@@ -199,24 +247,12 @@ export function parseListQuery(model: CollectionModel, query: Record<string, unk
     if (words.length === 0) throw badRequest('Invalid search', { q: 'must contain at least one word' });
     if (words.length > MAX_SEARCH_WORDS) throw badRequest('Invalid search', { q: `at most ${MAX_SEARCH_WORDS} words` });
     search = [...new Set(words.map((w) => w.toLowerCase()))];
-    if (has('after') && !has('sortby')) throw badRequest('Conflicting paging parameters', { after: 'a search ranked by relevance pages with offset; give sortby to page with after' });
+    for (const cursor of ['after', 'before'])
+      if (has(cursor) && !has('sortby'))
+        throw badRequest('Conflicting paging parameters', { [cursor]: `a search ranked by relevance pages with offset; give sortby to page with ${cursor}` });
   }
 
-  let fields: string[] | null = null;
-  if (has('fields')) {
-    const known = ['id', 'owner', 'created_at', 'updated_at', 'link', ...(model.parent ? [model.parent.field] : []), ...Object.keys(model.properties)];
-    fields = commaList('fields', single('fields', q.fields));
-    const bad = fields.filter((f) => !known.includes(f));
-    if (bad.length) throw badRequest('Unknown field', { fields: `${bad.join(', ')}: not a field of ${model.name}` });
-  }
-
-  let expand: string | null = null;
-  if (has('expand')) {
-    expand = single('expand', q.expand);
-    const options = [...(model.parent ? ['parent'] : []), ...model.children];
-    if (!options.includes(expand))
-      throw badRequest('Invalid expand', { expand: options.length ? `must be one of ${options.join(', ')}` : `${model.name} has no related collection` });
-  }
+  const { fields, expand } = parseView(model, q);
 
   let count: ListQuery['count'] = 'exact';
   if (has('count')) {
@@ -226,5 +262,6 @@ export function parseListQuery(model: CollectionModel, query: Record<string, unk
   }
 
   const after = has('after') ? single('after', q.after) : null;
-  return { limit, offset, paging, sort, sorted: has('sortby'), conditions, search, fields, expand, after, count };
+  const before = has('before') ? single('before', q.before) : null;
+  return { limit, offset, paging, sort, sorted: has('sortby'), conditions, search, fields, expand, after, before, count };
 }

@@ -4,7 +4,7 @@ import type { Caller } from '../contract/caller.js';
 import { ApiError, badRequest, forbidden, gone, notFound, preconditionFailed } from '../platform/http/errors.js';
 import { write, type On, type WriteTx } from '../platform/store/write-path.js';
 import type { CollectionModel } from '../contract/collections.js';
-import { normalizeDateTime, type ListQuery } from './query.js';
+import { normalizeDateTime, type ListQuery, type RecordView } from './query.js';
 import type { Links } from './links.js';
 import { parentReference, requireObject, splitServerFields, validateDocument, type Document } from './validation.js';
 import { scopeName } from '../contract/scope-name.js';
@@ -119,10 +119,10 @@ export class Records {
   }
 
   /**
-   * A page of the records the caller may see, with the total (null with count=none) and the
-   * cursor of the next page when paging by keyset.
+   * A page of the records the caller may see, with the total (null with count=none) and, when
+   * paging by keyset, the cursors of the next page (`after`) and of the page before (`before`).
    */
-  async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number | null; next: string | null }> {
+  async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number | null; next: string | null; prev: string | null }> {
     const { model } = address;
     // SPEC: /zoos/{id}/animals and /animals?zoo_id={id} mean the same, statuses included.
     const parentField = model.parent?.field;
@@ -132,22 +132,35 @@ export class Records {
     const conditions = query.conditions.filter((c) => c !== parentEq);
     const keyset = query.paging === 'cursor';
     const keys = fullSort(query.sort);
-    const after = query.after === null ? null : await decodeCursor(this.ctx.keys, model.name, keys, query.after, keys.length);
+    // `before`: the rows nearest the position going backwards — the same keyset condition in the
+    // reversed order (which also reverses where NULLs go: first ascending ↔ last descending), one
+    // row more to know whether a page comes before them, then put back in the asked order.
+    const backwards = query.before !== null;
+    const position = query.after ?? query.before;
+    const cursor = position === null ? null : await decodeCursor(this.ctx.keys, model.name, keys, position, keys.length, backwards ? 'before' : 'after');
     const { rows, total } = await listRecordRows(this.ctx.store, model, {
       owner: model.access === 'owner' ? caller.subject : null,
       parentId,
       conditions,
-      sort: query.sort,
+      sort: backwards ? query.sort.map((k) => ({ field: k.field, order: k.order === 'asc' ? 'desc' : 'asc' })) : query.sort,
       search: query.search,
       rank: query.search !== null && !query.sorted,
-      after,
-      limit: query.limit,
+      after: cursor,
+      limit: backwards ? query.limit + 1 : query.limit,
       offset: query.offset,
       count: query.count === 'exact',
     });
-    const more = rows.length === query.limit;
-    const next = keyset && more ? await encodeCursor(this.ctx.keys, model.name, keys, keysetValues(model, query.sort, rows[rows.length - 1])) : null;
-    return { rows, total, next };
+    const earlier = backwards && rows.length > query.limit;
+    if (backwards) {
+      if (earlier) rows.length = query.limit;
+      rows.reverse();
+    }
+    const at = (row: RecordRow) => encodeCursor(this.ctx.keys, model.name, keys, keysetValues(model, query.sort, row));
+    // next: while forward pages are full (as offset paging does); after a backward page, always —
+    // the rows it was taken before come next. prev: on any page but the first.
+    const next = keyset && rows.length > 0 && (backwards || rows.length === query.limit) ? await at(rows[rows.length - 1]) : null;
+    const prev = keyset && rows.length > 0 && (backwards ? earlier : query.after !== null) ? await at(rows[0]) : null;
+    return { rows, total, next, prev };
   }
 
   /** The JSON array of a list page: whole records, or `fields=` of them, with `expand=` related records. */
@@ -162,14 +175,24 @@ export class Records {
       items[items.length - 1] += ']';
       return items.join(',');
     }
-    const related = query.expand === null ? null : await this.expanded(model, caller, query.expand, rows);
-    const items = rows.map((row) => {
+    return JSON.stringify(await this.shaped(model, caller, query, rows));
+  }
+
+  /** One record as `GET /v1/<collection>/<id>` shows it: whole, or `fields=` of it, with `expand=` related records. */
+  async renderRecord(address: Address, caller: Caller, view: RecordView, row: RecordRow): Promise<string> {
+    if (view.fields === null && view.expand === null) return this.resourceJson(address.model, row);
+    return JSON.stringify((await this.shaped(address.model, caller, view, [row]))[0]);
+  }
+
+  /** Records with `fields=` and `expand=` applied: the same rules for a list page and for one record. */
+  private async shaped(model: CollectionModel, caller: Caller, view: RecordView, rows: RecordRow[]): Promise<Resource[]> {
+    const related = view.expand === null ? null : await this.expanded(model, caller, view.expand, rows);
+    return rows.map((row) => {
       let out = this.toResource(model, row);
-      if (query.fields !== null) out = Object.fromEntries(Object.entries(out).filter(([k]) => k === 'id' || k === 'link' || query.fields!.includes(k)));
-      if (related) out[query.expand!] = related(row);
+      if (view.fields !== null) out = Object.fromEntries(Object.entries(out).filter(([k]) => k === 'id' || k === 'link' || view.fields!.includes(k)));
+      if (related) out[view.expand!] = related(row);
       return out;
     });
-    return JSON.stringify(items);
   }
 
   /** The related records of a page: one statement for the whole page; the related collection's read scope is required. */

@@ -9,7 +9,7 @@ import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/htt
 import { routeMethods, withHead, type Method } from '../platform/http/routes.js';
 import { Links } from './links.js';
 import { Records, type Address, type RecordRow } from './records.js';
-import { parseListQuery, type ListQuery } from './query.js';
+import { parseListQuery, parseRecordQuery, rejectQuery } from './query.js';
 import type { CollectionModel } from '../contract/collections.js';
 import { Jobs } from './jobs.js';
 import { registerIndexRoutes } from './index-routes.js';
@@ -133,36 +133,10 @@ function modelOr404(ctx: AppContext, name: string): CollectionModel {
   return model;
 }
 
-function sendRecord(reply: FastifyReply, api: ResourceApi, model: CollectionModel, row: RecordRow, status = 200) {
+function sendRecord(reply: FastifyReply, api: ResourceApi, model: CollectionModel, row: RecordRow, status = 200, body = api.records.resourceJson(model, row)) {
   reply.header('etag', api.records.etag(row));
   reply.header('last-modified', new Date(row.updated_at).toUTCString());
-  return reply.code(status).type(JSON_TYPE).send(api.records.resourceJson(model, row));
-}
-
-/** RFC 8288 Link: `first` and `next` (`after=` when paging by keyset), and `prev` when paging by offset or page. */
-function pagingLinks(api: ResourceApi, request: FastifyRequest, address: Address, query: ListQuery, page: { count: number; total: number | null; next: string | null }): string {
-  const base = api.links.url(api.links.collectionPath(address.model, address.parentId));
-  const params = new URLSearchParams();
-  for (const [k, val] of Object.entries(request.query as Record<string, string>))
-    if (!['limit', 'offset', 'page', 'per_page', 'after'].includes(k)) params.set(k, String(val));
-  const { limit, offset, paging } = query;
-  const link = (set: Record<string, string>, rel: string) => {
-    const p = new URLSearchParams(params);
-    for (const [k, v] of Object.entries(set)) p.set(k, v);
-    return `<${base}?${p.toString()}>; rel="${rel}"`;
-  };
-  if (paging === 'cursor') {
-    const parts = [link({ limit: String(limit) }, 'first')];
-    if (page.next !== null) parts.push(link({ limit: String(limit), after: page.next }, 'next'));
-    return parts.join(', ');
-  }
-  const at = (off: number, rel: string) =>
-    paging === 'page' ? link({ page: String(Math.floor(off / limit) + 1), per_page: String(limit) }, rel) : link({ limit: String(limit), offset: String(off) }, rel);
-  const parts = [at(0, 'first')];
-  if (offset > 0) parts.push(at(Math.max(0, offset - limit), 'prev'));
-  const more = page.total === null ? page.count === limit : offset + limit < page.total;
-  if (more) parts.push(at(offset + limit, 'next'));
-  return parts.join(', ');
+  return reply.code(status).type(JSON_TYPE).send(body);
 }
 
 function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppContext, a: ResourceApi): void {
@@ -170,10 +144,11 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
     const { address, caller } = a.address(request, COLLECTION_METHODS);
     const fixed = address.parentId !== null && address.model.parent ? [address.model.parent.field] : [];
     const query = parseListQuery(address.model, request.query as Record<string, unknown>, ctx.config.api, fixed);
-    const { rows, total, next } = await a.records.list(address, caller, query);
+    const { rows, total, next, prev } = await a.records.list(address, caller, query);
     const body = await a.records.renderList(address, caller, query, rows);
     if (total !== null) reply.header('x-total-count', String(total));
-    reply.header('link', pagingLinks(a, request, address, query, { count: rows.length, total, next }));
+    const base = a.links.url(a.links.collectionPath(address.model, address.parentId));
+    reply.header('link', a.links.paging(base, request.query as Record<string, unknown>, query, { count: rows.length, total, next, prev }));
     return reply.type(JSON_TYPE).send(body);
   };
 
@@ -194,18 +169,21 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
 
   const read = async (request: FastifyRequest, reply: FastifyReply) => {
     const { address, caller } = a.address(request, RECORD_METHODS);
+    const view = parseRecordQuery(address.model, request.query as Record<string, unknown>);
     const row = await a.records.read(address, caller, recordId(request));
-    return sendRecord(reply, a, address.model, row);
+    return sendRecord(reply, a, address.model, row, 200, await a.records.renderRecord(address, caller, view, row));
   };
 
   const update = (mode: 'replace' | 'merge') => async (request: FastifyRequest, reply: FastifyReply) => {
     const { address, caller } = a.address(request, RECORD_METHODS);
+    rejectQuery(request.query as Record<string, unknown>);
     const row = await a.records.update(address, caller, recordId(request), request.body, mode, ifMatch(request));
     return sendRecord(reply, a, address.model, row);
   };
 
   const remove = async (request: FastifyRequest, reply: FastifyReply) => {
     const { address, caller } = a.address(request, RECORD_METHODS);
+    rejectQuery(request.query as Record<string, unknown>);
     await a.records.remove(address, caller, recordId(request), ifMatch(request));
     return reply.code(204).send();
   };

@@ -22,17 +22,19 @@ export interface MacCredentials {
 
 /** Parses `MAC id="…", nonce="…", mac="…"[, bodyhash="…"][, ext="…"]`; null when malformed. */
 export function parseMacHeader(value: string): MacCredentials | null {
-  const attrs: Record<string, string> = {};
+  // A Map: an attribute named `constructor` is an unknown attribute, not one found on a prototype.
+  const attrs = new Map<string, string>();
   const re = /\s*([a-z]+)="((?:[^"\\]|\\.)*)"\s*(,|$)/gy;
   let m: RegExpExecArray | null;
   let consumed = 0;
   while (consumed < value.length && (m = re.exec(value))) {
-    if (attrs[m[1]] !== undefined) return null;
-    attrs[m[1]] = m[2].replace(/\\(.)/g, '$1');
+    if (attrs.has(m[1])) return null;
+    attrs.set(m[1], m[2].replace(/\\(.)/g, '$1'));
     consumed = re.lastIndex;
   }
-  if (consumed !== value.length || !attrs.id || !attrs.nonce || !attrs.mac) return null;
-  return { id: attrs.id, nonce: attrs.nonce, mac: attrs.mac, bodyhash: attrs.bodyhash, ext: attrs.ext };
+  const [id, nonce, mac] = [attrs.get('id'), attrs.get('nonce'), attrs.get('mac')];
+  if (consumed !== value.length || !id || !nonce || !mac) return null;
+  return { id, nonce, mac, bodyhash: attrs.get('bodyhash'), ext: attrs.get('ext') };
 }
 
 export function normalizedRequestString(c: MacCredentials, method: string, uri: string, host: string, port: string): string {
