@@ -1297,6 +1297,8 @@ const stats = {
   byOp: new Map<string, number>(),
   mutated: 0,
   raw: 0,
+  /** Requests that got an HTTP response (every request must). */
+  answered: 0,
 };
 
 interface Failure {
@@ -1392,6 +1394,7 @@ async function exercise(tpl: Tpl): Promise<{ req: WireRequest; res?: WireRespons
     if (!(e instanceof NoResponseError)) throw e;
     return { req, problems: [{ kind: 'no-response', message: e.message }] };
   }
+  stats.answered++;
   bump(stats.byStatus, res.status);
   harvest(req, res);
   return { req, res, problems: checkResponse(req, res, { htmlPath: isHtmlPath }) };
@@ -1505,7 +1508,7 @@ test(`fuzz: ≥ ${MIN_REQUESTS} generated and mutated requests keep the error po
   const statuses = [...stats.byStatus].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' ');
   console.log(
     `http-fuzz: FUZZ_SEED=${SEED}: ${stats.sent} requests (${stats.mutated} mutated, ${stats.raw} raw) in ${seconds.toFixed(1)} s ` +
-      `(fuzzing ${(fuzzMs / 1000).toFixed(1)} s) over ${operations.length} operations; statuses ${statuses}; ` +
+      `(fuzzing ${(fuzzMs / 1000).toFixed(1)} s; ${stats.answered} answered, ${transport.keptAlive} over keep-alive connections) over ${operations.length} operations; statuses ${statuses}; ` +
       `${failures.length} failing requests, ${causes.length} shrunk`,
   );
   for (const c of causes) console.log(`\nhttp-fuzz: FAILURE (FUZZ_SEED=${SEED}) ${signature(c)} — explains ${c.explains} failing request(s)\n${c.text}\n`);
@@ -1513,6 +1516,10 @@ test(`fuzz: ≥ ${MIN_REQUESTS} generated and mutated requests keep the error po
     console.log(`\nhttp-fuzz: ${unexplained.length} more failing request(s) not shrunk (budget), e.g.:\n${unexplained.slice(0, 3).map((f) => f.report).join('\n\n')}\n`);
 
   assert.ok(stats.sent >= MIN_REQUESTS, `only ${stats.sent} requests were sent`);
+  // Every request answered, and most of them over keep-alive connections (the rest are raw: what
+  // undici will not send, one connection each): an early answer must not leave its connection unusable.
+  assert.equal(stats.answered, stats.sent, `${stats.sent - stats.answered} of ${stats.sent} requests got no HTTP response`);
+  assert.ok(transport.keptAlive >= stats.sent * 0.75, `only ${transport.keptAlive} of ${stats.sent} requests went over keep-alive connections`);
   for (const op of operations) assert.ok((stats.byOp.get(op.label) ?? 0) > 0, `${op.label} was never exercised`);
   const documented = Object.entries<any>(openapi.paths).flatMap(([p, item]) => ['get', 'put', 'post', 'patch', 'delete'].filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${ctx.apiBase}${p}`));
   for (const label of [...documented, ...TABLE.map(([m, p]) => `${m} ${p}`)]) assert.ok(stats.byOp.has(label), `${label} is not among the fuzzed operations`);

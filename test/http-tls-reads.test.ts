@@ -1,4 +1,4 @@
-// Node 20 over TLS: a request body that reaches an HTTP parser paused for backpressure fails with
+// Node 20 (and 24) over TLS: a request body that reaches an HTTP parser paused for backpressure fails with
 // HPE_PAUSED, and the request is lost (src/platform/http/tls-reads.ts). The scenario runs in
 // processes of its own (test/helpers/tls-reads-scenario.ts).
 import { test } from 'node:test';
@@ -19,7 +19,7 @@ test('gatehouse\'s HTTPS server reads a connection Node paused as a stream from 
   assert.deepEqual(answers.filter((a) => a !== 'read'), []);
 });
 
-test('a bare node:https server (Node 20) loses such requests with HPE_PAUSED: the reason for readAsStreamOncePaused', (t) => {
+test('a bare node:https server (Node 20, and 24) loses such requests with HPE_PAUSED: the reason for readAsStreamOncePaused', (t) => {
   const { answers, parserErrors } = scenario('node');
   t.diagnostic(`${process.version}: ${answers.filter((a) => a !== 'read').length} of ${answers.length} requests lost; parser errors: ${[...new Set(parserErrors)].join(', ') || 'none'}`);
   // If a later Node reads them whole, the workaround can go (and this test with it).

@@ -44,13 +44,17 @@ async function workload(bound: boolean): Promise<{ most: number; live: number }>
 
 const MiB = 2 ** 20;
 
-test('with the bound the old generation is collected before it holds much more than its live data; without it, it grows', async () => {
+test('with the bound the old generation is collected before it holds much more than its live data; without it, it grows (Node 20)', async (t) => {
   const [bounded, free] = await Promise.all([workload(true), workload(false)]);
   // V8 starts marking at live × (1 + percent / 100) and the workload allocates on while it marks:
   // measured here ≈ 2× the live size with the bound, ≈ 6× without.
   const ceiling = 3 * bounded.live;
   assert.ok(bounded.most < ceiling, `bounded: old space held ${(bounded.most / MiB).toFixed(0)} MiB, live ${(bounded.live / MiB).toFixed(0)} MiB`);
   // The control: the same workload under V8's own factor goes past that ceiling, so the assertion above can fail.
+  // Node 24's V8 keeps this workload's old space near its live size by itself (53 MiB for 46 live):
+  // there the bound changes nothing, and stays because it costs nothing.
+  if (Number(process.versions.node.split('.')[0]) >= 24 && free.most <= ceiling)
+    return void t.diagnostic(`${process.version}: V8's own factor stays below the ceiling too (${(free.most / MiB).toFixed(0)} MiB for ${(free.live / MiB).toFixed(0)} MiB live)`);
   assert.ok(free.most > ceiling, `unbounded: old space held ${(free.most / MiB).toFixed(0)} MiB, live ${(free.live / MiB).toFixed(0)} MiB`);
 });
 

@@ -33,6 +33,9 @@ export interface WireResponse {
 
 export class NoResponseError extends Error {}
 
+/** undici's refusals of a request it will not send as given (then it goes raw). */
+const UNDICI_REFUSALS = new Set(['UND_ERR_INVALID_ARG', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UND_ERR_NOT_SUPPORTED', 'ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_INVALID_ARG_VALUE', 'ERR_INVALID_ARG_TYPE']);
+
 function header(res: WireResponse, name: string): string | undefined {
   return res.headers.get(name)?.join(', ');
 }
@@ -65,15 +68,22 @@ export class FuzzTransport {
         });
       });
     try {
-      return await this.sendUndici(req);
+      const res = await this.sendUndici(req);
+      this.keptAlive++;
+      return res;
     } catch (e) {
-      // undici refuses what it considers invalid (method, path or header bytes), and may report a
-      // reset instead of the answer when the server replies before reading a large body.
+      // undici refuses what it considers invalid (method, path or header bytes): sent raw instead.
+      // Anything else (no answer in time, a connection closed or reset under the request) is a
+      // request its keep-alive connection lost.
+      if (!UNDICI_REFUSALS.has((e as { code?: string }).code ?? '')) throw new NoResponseError(`no HTTP response on a keep-alive connection (undici: ${(e as { code?: string }).code ?? ''} ${(e as Error).message})`);
       return this.sendRaw(req).catch((rawError: Error) => {
         throw new NoResponseError(`no HTTP response (undici: ${(e as Error).message}; raw: ${rawError.message})`);
       });
     }
   }
+
+  /** Requests answered over the keep-alive connections of the test server's agent. */
+  keptAlive = 0;
 
   async sendUndici(req: WireRequest): Promise<WireResponse> {
     const flat: string[] = [];

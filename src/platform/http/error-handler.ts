@@ -142,7 +142,7 @@ export function clientErrorHandler(this: { log?: { warn(obj: object, msg: string
   let body: Record<string, unknown> = { error: 'Malformed HTTP request', detail: { request: 'could not be parsed' } };
   const headers: Record<string, string> = {};
   if (err.code === 'HPE_PAUSED') {
-    // Not the client's fault: Node 20 handed part of a request's body to a parser it had paused
+    // Not the client's fault: Node (20, 24) handed part of a request's body to a parser it had paused
     // (tls-reads.ts; readAsStreamOncePaused keeps it from happening again on that connection).
     // That request was not processed (its body never ended): 503, send it again.
     status = 503;

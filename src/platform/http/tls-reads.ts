@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls';
 const ignore = () => undefined;
 
 /**
- * Node 20 hands an HTTPS connection's bytes to its HTTP parser from C++ (the socket is
+ * Node (20, and 24 still) hands an HTTPS connection's bytes to its HTTP parser from C++ (the socket is
  * "consumed"). When a request arrives while the previous response on that connection still waits
  * to drain, Node pauses the socket and its parser — but TLS goes on handing over the records it
  * has already decrypted, and the paused parser fails with HPE_PAUSED: the request is lost and the
