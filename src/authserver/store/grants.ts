@@ -16,8 +16,8 @@ export type CodeRow = AuthorizationCodesTable;
 
 /**
  * Stores a user's authorization of a client: one live grant per subject and client (a partial
- * unique index, migration 0009). When one is live it keeps its id and takes this row's scope and
- * validity; when the live one has expired it is retired and this row becomes the grant. Two
+ * unique index, migration 0009). When one is live it keeps its id and takes this row's scope,
+ * validity and moment (`created_at`: when the authorization standing now was given); when the live one has expired it is retired and this row becomes the grant. Two
  * authorizations racing end in one row (the insert and the update are one statement).
  */
 export async function saveGrant(tx: WriteTx, row: GrantRow, now: number): Promise<{ id: string; created: boolean }> {
@@ -33,7 +33,7 @@ export async function saveGrant(tx: WriteTx, row: GrantRow, now: number): Promis
   const saved = await db
     .insertInto('grants')
     .values(row)
-    .onConflict((oc) => oc.columns(['subject', 'client_id']).where('revoked_at', 'is', null).doUpdateSet({ scope: row.scope, expires_at: row.expires_at }))
+    .onConflict((oc) => oc.columns(['subject', 'client_id']).where('revoked_at', 'is', null).doUpdateSet({ scope: row.scope, expires_at: row.expires_at, created_at: row.created_at }))
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: saved.id, created: saved.id === row.id };
