@@ -63,10 +63,10 @@ async function duplicatesAreMergedAndRacesEndInOne(store: Store) {
   // An expired live grant is retired; the next authorization is a new grant.
   await db.updateTable('grants').set({ expires_at: now - 1 }).where('id', '=', cLive[0].id).execute();
   const fresh = await write(store, (tx) => saveGrant(tx, grant('d1', 'user:c', 'zoos:read', HOUR), now));
-  assert.deepEqual(fresh, { id: 'd1', created: true });
+  assert.deepEqual(fresh, { id: 'd1', created: true, previousScope: null });
   // A revoked grant does not count: the user may authorize again.
   await db.updateTable('grants').set({ revoked_at: now }).where('id', '=', 'd1').execute();
-  assert.deepEqual(await write(store, (tx) => saveGrant(tx, grant('d2', 'user:c', 'zoos:read', HOUR), now)), { id: 'd2', created: true });
+  assert.deepEqual(await write(store, (tx) => saveGrant(tx, grant('d2', 'user:c', 'zoos:read', HOUR), now)), { id: 'd2', created: true, previousScope: null });
 }
 
 testOnEachEngine('0009 one grant per user and client: duplicates merged, racing authorizations end in one', duplicatesAreMergedAndRacesEndInOne);
