@@ -131,3 +131,26 @@ test('deny in the browser sends access_denied back; the pages fit a phone screen
   assert.equal(landed.searchParams.get('code'), null);
   await phone.close();
 });
+
+test('admin in the browser: never pre-ticked, said to be full control; Allow as shown grants no admin', async () => {
+  assert.equal(server.cli(['user', 'add', 'root', '--admin', '--password', 'root-password-1']).status, 0);
+  const tool = addClient(server, 'admin-tool', ['--name', 'Admin Tool', '--grant', 'authorization_code', '--redirect-uri', `${callbackBase}/cb`, '--scope', 'admin zoos:read']);
+  const fresh = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1100, height: 900 } });
+  const page = await fresh.newPage();
+  await page.goto(authorize({ response_type: 'code', client_id: 'admin-tool', redirect_uri: `${callbackBase}/cb`, scope: 'zoos:read admin', state: 'adm' }));
+  await page.getByLabel('Username').fill('root');
+  await page.getByLabel('Password').fill('root-password-1');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Allow' }).waitFor();
+  const admin = page.locator('input[name="scope"][value="admin"]');
+  assert.equal(await admin.isChecked(), false, 'the admin box is not ticked');
+  assert.equal(await page.locator('input[name="scope"][value="zoos:read"]').isChecked(), true);
+  assert.ok(await page.getByText(/Full control of this gatehouse deployment/).isVisible());
+  await page.screenshot({ path: path.join(SHOTS, 'consent-admin.png'), fullPage: true });
+  await Promise.all([page.waitForURL(`${callbackBase}/cb?**`), page.getByRole('button', { name: 'Allow' }).click()]);
+  const code = new URL(page.url()).searchParams.get('code')!;
+  const tokens = await post(server, 'token', { grant_type: 'authorization_code', code, redirect_uri: `${callbackBase}/cb` }, { auth: basic('admin-tool', tool.client_secret!) });
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  assert.equal(tokens.body.scope, 'zoos:read');
+  await fresh.close();
+});

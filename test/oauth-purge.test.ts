@@ -20,8 +20,9 @@ test('expired tokens, grants, sessions and throttle windows are purged; live one
     const old = now - 2 * 3_600_000;
     const live = now + 3_600_000;
     const db = sqlOf(store);
-    for (const [id, exp] of [['g-old', old], ['g-live', live]] as const)
-      await db.insertInto('grants').values({ id, client_id: 'c', subject: 'user:1', scope: 'zoos:read', expires_at: exp, revoked_at: null, revoked_reason: null, created_at: old }).execute();
+    // Two users: a user has one live grant per client (migration 0010).
+    for (const [id, exp, subject] of [['g-old', old, 'user:2'], ['g-live', live, 'user:1']] as const)
+      await db.insertInto('grants').values({ id, client_id: 'c', subject, scope: 'zoos:read', expires_at: exp, revoked_at: null, revoked_reason: null, created_at: old }).execute();
     for (const [hash, exp] of [['a-old', old], ['a-live', live]] as const)
       await db.insertInto('access_tokens').values({ id: hash, hash, grant_id: 'g-live', client_id: 'c', subject: 'user:1', scope: 'zoos:read', token_type: 'bearer', key_id: null, expires_at: exp, revoked_at: null, created_at: old }).execute();
     for (const [hash, exp] of [['r-old', old], ['r-live', live]] as const)

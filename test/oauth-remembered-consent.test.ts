@@ -121,6 +121,8 @@ test('a new consent to the same app replaces the grant: scope and validity; toke
   assert.equal(after[0].scope, 'zoos:read');
   assert.ok(Date.parse(after[0].expires_at) < Date.parse(grant.expires_at), 'the new, shorter validity');
   assert.ok(Date.parse(after[0].expires_at) <= Date.now() + 86400_000);
+  const validity = Date.parse(after[0].expires_at) - Date.parse(after[0].created_at);
+  assert.ok(validity > 86400_000 - 5000 && validity <= 86400_000, `granted when the new decision was made, for the day chosen (${validity} ms)`);
   // What the narrower consent took back is no longer reachable with the earlier tokens.
   await sleep(1100);
   assert.equal((await introspect(server, wideTokens.access_token, client)).active, false, 'the earlier access token had zoos:write');

@@ -226,7 +226,10 @@ export async function issueTokens(ctx: AppContext, log: FastifyBaseLogger, req: 
       if (minted.refresh) minted.refresh.grant_id = saved.id;
       if (replaced) {
         // The user's new decision stands: nothing issued before keeps a scope it no longer grants.
-        if (await endTokensBeyond(tx, saved.id, req.grant.new.scope, now)) tx.afterCommit(() => announceRevocation(ctx));
+        // (A decision that covers the previous one takes nothing back: no token to look at.)
+        const scope = req.grant.new.scope;
+        const covers = saved.previousScope !== null && saved.previousScope.split(' ').every((s) => s === '' || scope.includes(s));
+        if (!covers && (await endTokensBeyond(tx, saved.id, scope, now))) tx.afterCommit(() => announceRevocation(ctx));
       } else
         tx.emit({
           type: 'grant.created',

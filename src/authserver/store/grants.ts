@@ -16,11 +16,13 @@ export type CodeRow = AuthorizationCodesTable;
 
 /**
  * Stores a user's authorization of a client: one live grant per subject and client (a partial
- * unique index, migration 0010). When one is live it keeps its id and takes this row's scope and
- * validity; when the live one has expired it is retired and this row becomes the grant. Two
- * authorizations racing end in one row (the insert and the update are one statement).
+ * unique index, migration 0010). When one is live it keeps its id and takes this row's scope,
+ * validity and moment (`created_at`: when the authorization standing now was given); when the
+ * live one has expired it is retired and this row becomes the grant. Two authorizations racing
+ * end in one row (the insert and the update are one statement). `previousScope` is the replaced
+ * grant's scope, read under the row's lock (null when none was seen).
  */
-export async function saveGrant(tx: WriteTx, row: GrantRow, now: number): Promise<{ id: string; created: boolean }> {
+export async function saveGrant(tx: WriteTx, row: GrantRow, now: number): Promise<{ id: string; created: boolean; previousScope: string | null }> {
   const db = sqlOf(tx);
   await db
     .updateTable('grants')
@@ -30,13 +32,24 @@ export async function saveGrant(tx: WriteTx, row: GrantRow, now: number): Promis
     .where('revoked_at', 'is', null)
     .where('expires_at', '<=', now)
     .execute();
+  // Locks the live grant (PostgreSQL) so that its scope cannot change before the upsert below.
+  const previous = await db
+    .updateTable('grants')
+    .set((eb) => ({ scope: eb.ref('scope') }))
+    .where('subject', '=', row.subject)
+    .where('client_id', '=', row.client_id)
+    .where('revoked_at', 'is', null)
+    .returning('scope')
+    .executeTakeFirst();
   const saved = await db
     .insertInto('grants')
     .values(row)
-    .onConflict((oc) => oc.columns(['subject', 'client_id']).where('revoked_at', 'is', null).doUpdateSet({ scope: row.scope, expires_at: row.expires_at }))
+    .onConflict((oc) =>
+      oc.columns(['subject', 'client_id']).where('revoked_at', 'is', null).doUpdateSet({ scope: row.scope, expires_at: row.expires_at, created_at: row.created_at }),
+    )
     .returning('id')
     .executeTakeFirstOrThrow();
-  return { id: saved.id, created: saved.id === row.id };
+  return { id: saved.id, created: saved.id === row.id, previousScope: previous?.scope ?? null };
 }
 
 /**
