@@ -88,13 +88,14 @@ test('client_credentials: only a client registered with --scope admin gets it', 
 
 test('user admin off: the grants that carry admin end at once; the others stay', async () => {
   const admin = await password(app, 'boss', 'admin');
-  const zoos = await password(app, 'boss', 'zoos:read');
+  // Another app: a narrower sign-in to the same app would replace (and narrow) the admin grant.
+  const zoos = await password(noAdminApp, 'boss', 'zoos:read');
   assert.equal((await introspect(server, admin.body.access_token, app)).active, true);
   const off = server.cli(['user', 'admin', 'boss', 'off']);
   assert.equal(off.status, 0, off.stderr);
   assert.equal(JSON.parse(off.stdout).admin, false);
   assert.equal((await introspect(server, admin.body.access_token, app)).active, false);
-  assert.equal((await introspect(server, zoos.body.access_token, app)).active, true);
+  assert.equal((await introspect(server, zoos.body.access_token, noAdminApp)).active, true);
   assert.equal((await password(app, 'boss', 'admin')).body.error, 'invalid_scope');
   assert.equal(server.cli(['user', 'admin', 'boss', 'on']).status, 0);
   assert.equal((await password(app, 'boss', 'admin')).status, 200);
