@@ -131,3 +131,13 @@ test('the OpenAPI document of this config is valid and lists its routes under th
   assert.ok(urls.some((u) => u === `${base}/v2/notes`), urls.join(', '));
   assert.ok(urls.some((u) => /\/v2\/notes\/\{[^}]+\}\/tags$/.test(u)));
 });
+
+test('under a public URL with a path, browser cookies are __Host- (Path=/) and carry the path in their names', async () => {
+  const res = await server.fetch(`${base}/oauth/account`, { headers: { accept: 'text/html' } });
+  assert.equal(res.status, 200);
+  const cookies = res.headers.getSetCookie();
+  assert.equal(cookies.length, 1, cookies.join('\n'));
+  assert.match(cookies[0], /^__Host-gatehouse_browser_api=[A-Za-z0-9_.-]+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+  const admin = await server.fetch(`${base}/admin`, { headers: { accept: 'text/html' } });
+  assert.match(admin.headers.getSetCookie()[0] ?? '', /^__Host-gatehouse_admin_browser_api=[A-Za-z0-9_.-]+; Path=\/; HttpOnly; Secure; SameSite=Strict$/);
+});

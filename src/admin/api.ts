@@ -39,9 +39,10 @@ function body(request: FastifyRequest): Body {
 
 /** Only these fields; each of the given JSON type. */
 function fields(b: Body, allowed: Record<string, 'string' | 'boolean' | 'string[]' | 'string|null'>): void {
-  const detail: Record<string, string> = {};
+  // Null prototype, own keys only: a field named `constructor` or `__proto__` is an unknown field like any other.
+  const detail: Record<string, string> = Object.create(null);
   for (const [k, v] of Object.entries(b)) {
-    const type = allowed[k];
+    const type = Object.hasOwn(allowed, k) ? allowed[k] : undefined;
     if (!type) detail[k] = `unknown field (allowed: ${Object.keys(allowed).join(', ')})`;
     else if (type === 'string[]' ? !Array.isArray(v) || v.some((x) => typeof x !== 'string') : type === 'string|null' ? v !== null && typeof v !== 'string' : typeof v !== type)
       detail[k] = `must be ${type === 'string[]' ? 'an array of strings' : type === 'string|null' ? 'a string or null' : `a ${type}`}`;

@@ -166,7 +166,7 @@ const LABELS: Record<string, string> = {
 };
 
 function label(name: string): string {
-  return LABELS[name] ?? name;
+  return Object.hasOwn(LABELS, name) ? LABELS[name] : name;
 }
 
 export function when(ms: number | string | null): Html {

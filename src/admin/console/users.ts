@@ -50,7 +50,7 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
       const user = await userOf(request);
       if (!user) return missing(reply, s);
       const done = (request.query as Record<string, unknown>).done;
-      return userPage(reply, s, 200, user, undefined, typeof done === 'string' ? DONE[done] : undefined);
+      return userPage(reply, s, 200, user, undefined, typeof done === 'string' && Object.hasOwn(DONE, done) ? DONE[done] : undefined);
     }),
   });
 

@@ -67,7 +67,7 @@ const back = (ctx: AppContext, reply: FastifyReply, done: keyof typeof NOTICES) 
 export function accountGet(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const done = (request.query as Record<string, unknown>).done;
-    return show(ctx, request, reply, 200, { notice: typeof done === 'string' ? NOTICES[done] : undefined });
+    return show(ctx, request, reply, 200, { notice: typeof done === 'string' && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined });
   };
 }
 

@@ -29,11 +29,12 @@ const DATABASE_RETRY_AFTER = 5;
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   const fe = err as FastifyError;
-  const known = fe?.code && FASTIFY_ERRORS[fe.code];
+  const known = typeof fe?.code === 'string' && Object.hasOwn(FASTIFY_ERRORS, fe.code) ? FASTIFY_ERRORS[fe.code] : undefined;
   if (known) return known(fe);
   if (isDatabaseUnavailable(err)) return serviceUnavailable(DATABASE_RETRY_AFTER, 'The database is unavailable, retry shortly', { database: 'unavailable' });
   if (fe?.validation) {
-    const detail: Record<string, string> = {};
+    // Null prototype: a field named `__proto__` is named in the answer like any other.
+    const detail: Record<string, string> = Object.create(null);
     for (const v of fe.validation) {
       const field = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.') || String((v.params as any)?.missingProperty ?? 'body');
       detail[field] = v.message ?? 'is invalid';
