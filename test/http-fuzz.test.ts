@@ -912,6 +912,17 @@ const mutations: fc.Arbitrary<Mutation> = fc.oneof(
         return { body, headers, framing: framing === 'chunked' ? 'chunked' : t.framing };
       }),
     ),
+  // Within the limit but larger than one read (16 KiB): answered early (401, 404, 415, …) it must
+  // be read and dropped, and the keep-alive connection serve its next request.
+  fc
+    .record({ n: fc.integer({ min: 16_500, max: BODY_LIMIT - 100 }), framing: fc.constantFrom('length', 'length', 'chunked') })
+    .map(({ n, framing }) =>
+      mutation(`large body within the limit (${framing})`, (t) => ({
+        body: Buffer.from(`{"name":"${'a'.repeat(n)}"}`),
+        headers: ensureJsonType(t.headers),
+        framing: framing === 'chunked' ? 'chunked' : t.framing,
+      })),
+    ),
   fc
     .record({ depth: fc.integer({ min: 64, max: 40_000 }), shape: fc.constantFrom('array', 'object', 'field', 'mixed'), field: fc.constantFrom('name', 'city', 'title', 'body', 'item', 'quantity', 'status', 'zoo_id', 'grant_type', 'scope', 'token', 'a') })
     .map(({ depth, shape, field }) =>

@@ -70,6 +70,9 @@ function closeIfBodyUnread(reply: FastifyReply): void {
   const limit = reply.request.routeOptions.bodyLimit ?? reply.server.initialConfig.bodyLimit ?? 0;
   if (length === undefined ? req.headers['transfer-encoding'] === undefined : Number(length) <= limit) return;
   reply.header('connection', 'close');
+  // From now on a request that arrives on this connection is not processed: its answer could not be sent.
+  const parser = (req.socket as Socket & { parser?: { onIncoming: unknown } | null }).parser;
+  if (parser) parser.onIncoming = ignoreRequest;
   lingerOnClose(req.socket);
 }
 
@@ -80,13 +83,10 @@ const ignoreRequest = () => 0;
  * Closing a connection whose client is still sending makes the kernel reset it, and a reset can
  * discard the answer before the client read it. So once the answer is out, the connection is
  * half-closed and still takes in (and drops) bytes until the client closes or LINGER_MS pass; only
- * then is it closed (where Node would close at once). A request that arrives meanwhile is not
- * processed: its answer could not be sent.
+ * then is it closed (where Node would close at once).
  */
 function lingerOnClose(socket: Socket): void {
   socket.destroySoon = function lingeringClose(this: Socket) {
-    const parser = (this as Socket & { parser?: { onIncoming: unknown } | null }).parser;
-    if (parser) parser.onIncoming = ignoreRequest;
     if (this.writable) this.end();
     const close = () => this.destroy();
     const timer = setTimeout(close, LINGER_MS);
