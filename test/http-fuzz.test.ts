@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { startServer, type TestServer } from './helpers/server.js';
-import { CookieJar, authorizeUrl, basic, hiddenField, obtainCode, page, post, signIn } from './helpers/oauth.js';
+import { CookieJar, addClient, authorizeUrl, basic, hiddenField, obtainCode, page, post, signIn } from './helpers/oauth.js';
 import {
   FuzzTransport,
   NoResponseError,
@@ -151,12 +151,17 @@ before(async () => {
 
   // Tokens: the user's (password grant; its refresh token stays here), a second grant whose tokens
   // the fuzzer may revoke and refresh, the client's own (client_credentials, another owner), and
-  // the sentinel checked at the end.
+  // the sentinel checked at the end. The sentinel is the user's grant to another app, which the
+  // fuzzer never calls: a user has one grant per app, and a fuzzed sign-in, consent or revocation
+  // for the demo app may rightly narrow or end that one.
   ctx.userToken = (await passwordToken()).access_token;
   const spare = await passwordToken();
   remember(pools.access, spare.access_token);
   remember(pools.refresh, spare.refresh_token!);
-  ctx.sentinelToken = (await passwordToken()).access_token;
+  const sentinelApp = addClient(server, 'fuzz-sentinel', ['--grant', 'password']);
+  const sentinel = await post(server, 'token', { grant_type: 'password', username: ctx.username, password: ctx.password }, { auth: basic(sentinelApp.client_id, sentinelApp.client_secret!) });
+  assert.equal(sentinel.status, 200, JSON.stringify(sentinel.body));
+  ctx.sentinelToken = sentinel.body.access_token;
   const cc = await post(server, 'token', { grant_type: 'client_credentials' }, { auth: basic(ctx.clientId, ctx.clientSecret) });
   assert.equal(cc.status, 200, JSON.stringify(cc.body));
   ctx.clientToken = cc.body.access_token;

@@ -107,11 +107,12 @@ test('console: the form offers only the enabled grants; registering for another 
   const csrf = /name="csrf_token" value="([^"]+)"/.exec(front.html)![1];
   assert.equal((await page(server, jar, '/admin/signin', { csrf_token: csrf, username: 'root', password: 'root-password-1' })).status, 303);
   const list = await page(server, jar, '/admin/clients');
+  const signedInCsrf = /name="csrf_token" value="([^"]+)"/.exec(list.html)![1]; // renewed at sign-in
   assert.match(list.html, /name="grant_types" value="authorization_code"/);
   assert.doesNotMatch(list.html, /name="grant_types" value="(implicit|password|refresh_token)"/);
   const legacyPage = await page(server, jar, '/admin/clients/legacy');
   assert.match(legacyPage.html, /name="grant_types" value="password" checked> password \(turned off in this deployment: auth\.grants\)/);
-  const made = await page(server, jar, '/admin/clients', { csrf_token: csrf, client_id: 'pw-c', type: 'confidential', grant_types: 'password', token_type: 'bearer' });
+  const made = await page(server, jar, '/admin/clients', { csrf_token: signedInCsrf, client_id: 'pw-c', type: 'confidential', grant_types: 'password', token_type: 'bearer' });
   assert.equal(made.status, 400);
   assert.match(made.html, /id="f-grant_types-error">[^<]*password is turned off in this deployment/);
 });
