@@ -45,7 +45,7 @@ export function clientCommand(program: Command): void {
     .option('--public', 'a public client (no secret; must use PKCE)')
     .option('--redirect-uri <uri>', 'a redirect URI (repeatable)', collect, [])
     .option('--grant <type>', `an allowed grant (repeatable): ${GRANT_TYPES.join(', ')}`, collect, [])
-    .option('--scope <scope>', 'the scopes it may request, space-separated (default: every scope)')
+    .option('--scope <scope>', 'the scopes it may request, space-separated (default: every collection scope; admin only when named)')
     .option('--token-type <type>', 'bearer | mac', 'bearer')
     .option('--name <name>', 'display name shown on the consent page (default: the client id)')
     .option('--uri <url>', 'its home page, shown (as its host) on the consent and account pages')

@@ -32,7 +32,7 @@ export interface NewClient {
   secret?: string;
   redirectUris?: string[];
   grantTypes: string[];
-  /** Space-separated; absent or null: every scope of the deployment. */
+  /** Space-separated; absent or null: every collection scope of the deployment (never admin, which must be named). */
   scope?: string | null;
   tokenType?: string;
   /** Browser origins beyond those of the redirect URIs (CORS), e.g. an SPA that uses client_credentials' sibling flows. */
