@@ -142,7 +142,7 @@ ${field({ name: 'uri', label: 'Home page', value: v.uri, hint: 'Shown to users (
 ${choices({ name: 'verified', legend: 'Verified', type: 'checkbox', options: [{ value: 'yes', label: 'I vouch for this application (no "not verified" note on the consent page)' }], chosen: v.verified ? ['yes'] : [], error: errors.verified })}
 ${tick('introspect', 'Resource server', 'May introspect every client\'s tokens (any client may introspect its own; confidential clients only)', v.introspect, errors.introspect)}
 ${tick('require_pkce', 'PKCE', 'Require a PKCE challenge (S256) with every authorization code request (public clients always must)', v.require_pkce, errors.require_pkce)}
-${field({ name: 'scope', label: 'Scope', value: v.scope, hint: `Space-separated. Empty: the client may ask for every scope. Known: ${knownScopes.join(' ')}`, error: errors.scope })}
+${field({ name: 'scope', label: 'Scope', value: v.scope, hint: `Space-separated. Empty: the client may ask for every collection scope (admin only when named here). Known: ${knownScopes.join(' ')}`, error: errors.scope })}
 ${choices({
   name: 'token_type',
   legend: 'Token type',
