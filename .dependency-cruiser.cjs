@@ -73,6 +73,13 @@ module.exports = {
       to: { path: ['^node_modules/kysely/', '^src/platform/store/sql\\.ts$'] },
     },
     {
+      name: 'engines-behind-the-store',
+      severity: 'error',
+      comment: 'The SQLite and PostgreSQL modules are opened by open-store.ts only; the program sees the Store interface (store.ts).',
+      from: { path: '^src/', pathNot: ['^src/platform/store/(open-store|sqlite[a-z-]*)\\.ts$', '\\.test\\.ts$'] },
+      to: { path: '^src/platform/store/(sqlite|postgres|sqlite-statistics|sqlite-statements)\\.ts$' },
+    },
+    {
       name: 'api-store-stays-in-api',
       severity: 'error',
       comment: "The resource server's store modules (its tables) are imported only from inside api/.",

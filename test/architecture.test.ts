@@ -49,3 +49,14 @@ test('each table is read and written by exactly one store module', () => {
   assert.ok(tables.length >= 15, `tables found in schema.ts: ${tables.join(', ')}`);
   assert.deepEqual(tables.filter((t) => !owners.has(t)), []);
 });
+
+test('no engine branch outside store modules', () => {
+  // What differs between SQLite and PostgreSQL is a Store member (platform/store/store.ts) or an
+  // engine module (a store module named sqlite.ts or postgres.ts); a lookup keyed by engine is fine.
+  const isEngineModule = (file: string) => file.startsWith(path.join('src', 'platform', 'store') + path.sep) || (isStore(file) && /^(sqlite|postgres)\.ts$/.test(path.basename(file)));
+  const branch = /\b(engine|dialect)\s*[!=]==?|[!=]==?\s*['"](sqlite|postgres)['"]|\bcase\s+['"](sqlite|postgres)['"]|\bswitch\s*\([^)]*\bengine\b/;
+  const outside = files.filter((f) => !isEngineModule(f.file) && branch.test(f.text)).map((f) => f.file);
+  assert.deepEqual(outside, []);
+  // The rule itself works: the engine modules do branch (the store's engine is chosen somewhere).
+  assert.ok(branch.test("store.engine === 'sqlite'"));
+});

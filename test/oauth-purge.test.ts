@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig, DEMO_CONFIG } from '../src/platform/config/load.js';
-import { openStore } from '../src/platform/store/dialect.js';
+import { openStore } from '../src/platform/store/open-store.js';
 import { migrateCore } from '../src/platform/store/migrations.js';
 import { buildCollections } from '../src/contract/collections.js';
 import { KeyRing } from '../src/platform/crypto/keys.js';

@@ -256,7 +256,7 @@ export async function fetchOnce(g: Gatehouse, target: string) {
 
 /**
  * EXPLAIN QUERY PLAN of the statements behind GET /v1/zoos?city=X&limit=20 (the page and its
- * X-Total-Count; see listRecordRows() in src/api/store/records.ts), on a read-only connection.
+ * X-Total-Count; see listRecordRows() in src/api/store/list-plans.ts), on a read-only connection.
  */
 export function filteredListQueryPlan(dataDir: string, owner: string, city: string): { sql: string; plan: string[] }[] {
   const db = new Database(path.join(dataDir, 'gatehouse.db'), { readonly: true, fileMustExist: true });

@@ -6,7 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery } from 'kyse
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../../src/platform/config/load.js';
-import { openStore } from '../../src/platform/store/dialect.js';
+import { openStore } from '../../src/platform/store/open-store.js';
 import { KeyRing } from '../../src/platform/crypto/keys.js';
 import { buildCollections } from '../../src/contract/collections.js';
 import { Links } from '../../src/api/links.js';

@@ -1,7 +1,7 @@
 import type { KeyRing } from '../platform/crypto/keys.js';
 import { constantTimeEqual } from '../platform/crypto/secrets.js';
 import { badRequest } from '../platform/http/errors.js';
-import type { SortKey } from './store/records.js';
+import type { SortKey } from './store/list-plans.js';
 
 // `after=` and `before=` cursors (keyset paging): a position in the sort order — a row's sort
 // keys' values and its id (the last row of a page for `next`, the first for `prev`) — for one

@@ -1,8 +1,7 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { ApiError, badRequest, forbidden, notFound } from '../platform/http/errors.js';
-import { routeMethods } from '../platform/http/routes.js';
 import { write } from '../platform/store/write-path.js';
 import { advanceJob, claimJobLease, findJob, findJobHead, findStaleJobs, insertJob, type JobRow } from './store/jobs.js';
 import type { Address, Records } from './records.js';
@@ -11,7 +10,7 @@ import type { Document } from './validation.js';
 import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 import { Turns } from './turns.js';
 
-// SPEC 202: a POSTed JSON array becomes a background job. The job and its items live in the
+// A POSTed JSON array becomes a background job (docs/api.md, "Bulk POST → 202 and jobs"). The job and its items live in the
 // database; any instance may carry on a job whose lease ran out (its process died), and each chunk
 // of items is inserted in the same transaction as the progress that records it, so nothing is
 // created twice or lost.
@@ -49,7 +48,7 @@ export class Jobs {
     private readonly records: Records,
     private readonly log: FastifyBaseLogger,
   ) {
-    this.turns = new Turns(ctx.store.engine === 'sqlite' ? 1 : Number.POSITIVE_INFINITY);
+    this.turns = new Turns(ctx.store.runsOnEventLoop ? 1 : Number.POSITIVE_INFINITY);
   }
 
   async submit(address: Address, caller: Caller, items: unknown[]): Promise<JobRow> {
@@ -103,22 +102,13 @@ export class Jobs {
     };
   }
 
-  registerRoutes(api: FastifyInstance, v: string): void {
-    routeMethods(
-      api,
-      `${v}/jobs/:id`,
-      {
-        GET: async (request: FastifyRequest) => {
-          const { id } = request.params as { id: string };
-          const job = await findJob(this.ctx.store, id);
-          if (!job) throw notFound('No such job', { id: 'does not exist' });
-          const caller = request.caller!;
-          requireAnyScope(caller, job.collection);
-          if (job.subject !== caller.subject) throw forbidden('This job belongs to another owner', { id: 'not accessible with this token' });
-          return this.toResource(job);
-        },
-      },
-    );
+  /** A job as its submitter sees it (GET /v1/jobs/{id}): 404 unknown, 403 another owner's or without a scope of its collection. */
+  async read(caller: Caller, id: string): Promise<Record<string, unknown>> {
+    const job = await findJob(this.ctx.store, id);
+    if (!job) throw notFound('No such job', { id: 'does not exist' });
+    requireAnyScope(caller, job.collection);
+    if (job.subject !== caller.subject) throw forbidden('This job belongs to another owner', { id: 'not accessible with this token' });
+    return this.toResource(job);
   }
 
   start(): void {

@@ -1,7 +1,7 @@
 import type { CollectionRegistry } from '../contract/collections.js';
-import type { Store } from '../platform/store/dialect.js';
+import type { Store } from '../platform/store/store.js';
 import { syncCollectionTables, type SyncReport } from './store/collection-tables.js';
-import { purgeIdempotencyKeys } from './store/records.js';
+import { purgeIdempotencyKeys } from './store/idempotency-keys.js';
 import { purgeFinishedJobs } from './store/jobs.js';
 import { purgeNonces } from './store/nonces.js';
 

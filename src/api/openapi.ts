@@ -3,6 +3,7 @@ import type { CollectionModel, CollectionRegistry } from '../contract/collection
 import { ADMIN_SCOPE, scopeLabel, scopeUniverse } from '../contract/scopes.js';
 import { SERVER_FIELDS } from '../platform/config/record-fields.js';
 import { operatorsOf } from './query.js';
+import { OPERATORS, type OperatorSpec } from './store/operators.js';
 
 // The OpenAPI 3.1 document of the resource API, derived from the same collection schemas that
 // validate requests, so the description cannot drift from the behaviour.
@@ -44,18 +45,6 @@ function inputSchema(m: CollectionModel, withParent: boolean): Obj {
   };
 }
 
-const OPERATOR_TEXT: Record<string, string> = {
-  ne: 'is not equal to',
-  gt: 'is greater than',
-  gte: 'is at least',
-  lt: 'is less than',
-  lte: 'is at most',
-  in: 'is one of these comma-separated values (at most 100)',
-  prefix: 'starts with (case-sensitive)',
-  contains: 'contains, ignoring the case of ASCII letters',
-  null: 'is absent or null (true), or present (false)',
-};
-
 /** `fields` and `expand`: the same on a list and on one record. */
 function viewParameters(m: CollectionModel, expandLimit: number): Obj[] {
   const params: Obj[] = [{ name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields to return (id and link always come)' }];
@@ -90,11 +79,11 @@ function listParameters(m: CollectionModel, nested: boolean, expandLimit: number
     // The parent field has no column: it is an id, a string.
     const type = m.columns.find((c) => c.field === f)?.type;
     const schema: Obj = { type: type?.type ?? 'string', ...(type?.values ? { enum: type.values } : {}) };
-    params.push({ name: f, in: 'query', schema, description: `Only records whose ${f} equals this value` });
     for (const op of operatorsOf(m, f)) {
-      if (op === 'eq') continue;
-      const opSchema = op === 'null' ? { type: 'boolean' } : op === 'in' || op === 'prefix' || op === 'contains' ? { type: 'string' } : schema;
-      params.push({ name: `${f}[${op}]`, in: 'query', schema: opSchema, description: `Only records whose ${f} ${OPERATOR_TEXT[op]}` });
+      const operator: OperatorSpec = OPERATORS[op];
+      // A flag is true or false; a list or literal text is a string; a single value has the field's type.
+      const opSchema = operator.arity === 'flag' ? { type: 'boolean' } : operator.arity === 'list' || operator.value === 'text' ? { type: 'string' } : schema;
+      params.push({ name: op === 'eq' ? f : `${f}[${op}]`, in: 'query', schema: opSchema, description: `Only records whose ${f} ${operator.description}` });
     }
   }
   return params;

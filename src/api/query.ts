@@ -1,12 +1,14 @@
 import { badRequest } from '../platform/http/errors.js';
 import type { CollectionModel, FieldColumn } from '../contract/collections.js';
-import type { Condition, FilterValue, Operator, SortKey } from './store/records.js';
+import { MAX_IN, OPERATORS, OPERATORS_OF_TYPE, type Condition, type FilterValue, type Operator } from './store/operators.js';
+import type { SortKey } from './store/list-plans.js';
 
-// The list query language of DESIGN.md ("Query language"): paging (limit/offset, page/per_page,
-// after/before), sorting on several keys, filters with operators, full-text search, sparse fieldsets,
-// related records and counting. Anything unknown or malformed is a 400 naming the parameter.
+// The list query language (docs/api.md, "Listing: the query language"): paging (limit/offset,
+// page/per_page, after/before), sorting on several keys, filters with operators (operators.ts),
+// full-text search, sparse fieldsets, related records and counting. Anything unknown or malformed
+// is a 400 naming the parameter.
 
-export type { FilterValue } from './store/records.js';
+export type { FilterValue } from './store/operators.js';
 
 export interface ListQuery extends RecordView {
   limit: number;
@@ -33,22 +35,12 @@ export interface ListLimits {
 }
 
 const RESERVED = ['limit', 'offset', 'page', 'per_page', 'sortby', 'order', 'after', 'before', 'count', 'q', 'fields', 'expand'];
-const MAX_IN = 100;
 const MAX_SEARCH_WORDS = 20;
 
-/** The operators each field type takes (`eq` is the plain `<field>=<value>`). */
-const OPERATORS: Record<string, readonly Operator[]> = {
-  string: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'prefix', 'contains', 'null'],
-  integer: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'null'],
-  number: ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'null'],
-  boolean: ['eq', 'ne', 'in', 'null'],
-  parent: ['eq', 'ne', 'in'],
-};
-
-/** The operators a filter field takes (the OpenAPI document lists them too). */
+/** The operators a filter field takes (`eq` is the plain `<field>=<value>`; the OpenAPI document lists them too). */
 export function operatorsOf(model: CollectionModel, field: string): readonly Operator[] {
-  if (field === model.parent?.field) return OPERATORS.parent;
-  return OPERATORS[columnOf(model, field)?.type.type ?? 'string'];
+  if (field === model.parent?.field) return OPERATORS_OF_TYPE.parent;
+  return OPERATORS_OF_TYPE[columnOf(model, field)?.type.type ?? 'string'];
 }
 
 function columnOf(model: CollectionModel, field: string): FieldColumn | undefined {
@@ -111,18 +103,20 @@ function splitKey(key: string): { field: string; op: string | null } | null {
   return m ? { field: m[1], op: m[2] ?? null } : null;
 }
 
+/** A filter's value(s) as its operator takes them (operators.ts): one, a list, literal text or a flag. */
 function parseCondition(model: CollectionModel, key: string, field: string, op: Operator, raw: string): Condition {
-  if (op === 'null') {
+  const operator = OPERATORS[op];
+  if (operator.arity === 'flag') {
     if (raw !== 'true' && raw !== 'false') throw badRequest('Invalid filter value', { [key]: 'must be true or false' });
     return { field, op, values: [raw === 'true'] };
   }
-  if (op === 'in') {
+  if (operator.arity === 'list') {
     const parts = raw.split(',');
     if (raw === '' || parts.some((p) => p === '')) throw badRequest('Invalid filter value', { [key]: 'must be a comma-separated list without empty elements' });
     if (parts.length > MAX_IN) throw badRequest('Invalid filter value', { [key]: `must list at most ${MAX_IN} values` });
     return { field, op, values: [...new Set(parts.map((p) => filterValue(model, field, p, key)))] };
   }
-  if (op === 'prefix' || op === 'contains') {
+  if (operator.value === 'text') {
     if (raw === '') throw badRequest('Invalid filter value', { [key]: 'must not be empty' });
     return { field, op, values: [raw] };
   }

@@ -9,22 +9,10 @@ import type { Links } from './links.js';
 import { parentReference, requireObject, splitServerFields, validateDocument, type Document } from './validation.js';
 import { scopeName } from '../contract/scope-name.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import {
-  childRowsOf,
-  deleteRecordTree,
-  fullSort,
-  keysetValues,
-  recordRowsByIds,
-  findIdempotencyKey,
-  findTombstone,
-  insertIdempotencyKey,
-  insertRecordRow,
-  listRecordRows,
-  readRecordRow,
-  updateRecordRow,
-  type RecordRow,
-} from './store/records.js';
-import { insertRecordRows } from './store/records.js';
+import { childRowsOf, deleteRecordTree, recordRowsByIds, findTombstone, insertRecordRow, readRecordRow, updateRecordRow, type RecordRow } from './store/records.js';
+import { findIdempotencyKey, insertIdempotencyKey } from './store/idempotency-keys.js';
+import { fullSort, keysetValues, listRecordRows } from './store/list-plans.js';
+import { insertRecordRows } from './store/bulk-insert.js';
 import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 import { jsonString } from '../platform/http/json-text.js';
 
@@ -124,7 +112,7 @@ export class Records {
    */
   async list(address: Address, caller: Caller, query: ListQuery): Promise<{ rows: RecordRow[]; total: number | null; next: string | null; prev: string | null }> {
     const { model } = address;
-    // SPEC: /zoos/{id}/animals and /animals?zoo_id={id} mean the same, statuses included.
+    // docs/api.md: /zoos/{id}/animals and /animals?zoo_id={id} mean the same, statuses included.
     const parentField = model.parent?.field;
     const parentEq = query.conditions.find((c) => c.field === parentField && c.op === 'eq');
     const parentId = address.parentId ?? (parentEq ? String(parentEq.values[0]) : null);
@@ -264,7 +252,7 @@ export class Records {
     return row;
   }
 
-  /** A record's event (DESIGN.md "Events"): `data` is the record as GET shows it, null on delete. */
+  /** A record's event (docs/events.md): `data` is the record as GET shows it, null on delete. */
   private emit(tx: WriteTx, type: 'record.created' | 'record.updated', model: CollectionModel, row: RecordRow, caller: Caller): void {
     tx.emit({ type, collection: model.name, record_id: row.id, owner: row.owner, actor: caller.subject, data: this.resourceJson(model, row) });
   }

@@ -119,7 +119,7 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
 
     registerEventRoutes(api, v, ctx, authenticator, links);
     registerCollectionRoutes(api, v, ctx, resourceApi);
-    jobs.registerRoutes(api, v);
+    registerJobRoutes(api, v, resourceApi);
     await registerAttachmentRoutes(api, v, ctx, resourceApi);
   });
 
@@ -162,7 +162,7 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
     const key = idempotencyKey(request);
     const { id, row, replayed } = await a.records.create(address, caller, request.body, key);
     reply.header('location', a.links.url(a.links.recordPath(address.model, id)));
-    // SPEC 303: a repeat points at the record created the first time (its URL answers 410 if deleted since).
+    // 303 (docs/api.md, "Idempotency-Key → 303"): a repeat points at the record created the first time (its URL answers 410 if deleted since).
     if (row) return sendRecord(reply, a, address.model, row, replayed ? 303 : 201);
     return reply.code(303).send({ id, link: { self: a.links.link(a.links.recordPath(address.model, id), 'The record created first') } });
   };
@@ -196,6 +196,13 @@ function registerCollectionRoutes(api: FastifyInstance, v: string, ctx: AppConte
   routeMethods(api, `${v}/:collection/:id`, recordHandlers, {}, onRecord);
   routeMethods(api, `${v}/:collection/:id/:child`, collectionHandlers, {}, onCollection);
   routeMethods(api, `${v}/:collection/:id/:child/:childId`, recordHandlers, {}, onRecord);
+}
+
+/** A bulk POST's job (docs/api.md, "Bulk POST → 202 and jobs"): its submitter follows its progress. */
+function registerJobRoutes(api: FastifyInstance, v: string, a: ResourceApi): void {
+  routeMethods(api, `${v}/jobs/:id`, {
+    GET: async (request: FastifyRequest) => a.jobs.read(request.caller!, (request.params as { id: string }).id),
+  });
 }
 
 function recordId(request: FastifyRequest): string {

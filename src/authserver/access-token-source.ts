@@ -1,5 +1,5 @@
 import type { AccessTokenSource } from '../contract/active-token.js';
-import type { Store } from '../platform/store/dialect.js';
+import type { Store } from '../platform/store/store.js';
 import { clientOrigins, originRegistered } from './store/clients.js';
 import { findAccessTokenWithGrant } from './store/grants.js';
 

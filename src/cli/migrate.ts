@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { openStore } from '../platform/store/dialect.js';
+import { openStore } from '../platform/store/open-store.js';
 import { migrateCore } from '../platform/store/migrations.js';
 import { syncResourceTables } from '../api/lifecycle.js';
 import { buildCollections } from '../contract/collections.js';

@@ -2,7 +2,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { scopeName } from './scope-name.js';
 import type { CollectionConfig } from '../platform/config/schema.js';
-import type { ColumnKind } from '../platform/store/dialect.js';
+import type { ColumnKind } from '../platform/store/store.js';
 import { SYSTEM_SORT_FIELDS, isSystemSortField } from '../platform/config/record-fields.js';
 import { scalarFieldType, type FieldType, type ScalarField } from '../platform/config/field-types.js';
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../platform/config/load.js';
-import type { Store } from '../platform/store/dialect.js';
+import type { Store } from '../platform/store/store.js';
 import type { CollectionRegistry } from './collections.js';
 import type { KeyRing } from '../platform/crypto/keys.js';
 import type { AccessTokenSource } from './access-token-source.js';

@@ -1,6 +1,6 @@
 import type { Config } from '../platform/config/load.js';
 import type { AppContext } from '../contract/context.js';
-import { openStore } from '../platform/store/dialect.js';
+import { openStore } from '../platform/store/open-store.js';
 import { migrateCore } from '../platform/store/migrations.js';
 import { buildCollections } from '../contract/collections.js';
 import { KeyRing } from '../platform/crypto/keys.js';

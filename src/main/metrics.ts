@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Histogram } from 'prom-client';
 import type { AppContext } from '../contract/context.js';
-import type { PoolStats } from '../platform/store/dialect.js';
+import type { PoolStats } from '../platform/store/store.js';
 import { auditObservers, type AuditEvent, type AuditFields } from '../authserver/audit.js';
 import { GRANT_TYPES } from '../authserver/model/client.js';
 import { quotaRejectionObservers } from '../api/routes.js';

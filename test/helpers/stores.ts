@@ -1,6 +1,7 @@
 // For unit tests of the store layer: the same check on each database engine.
 import { test } from 'node:test';
-import { openStore, type Store } from '../../src/platform/store/dialect.js';
+import { openStore } from '../../src/platform/store/open-store.js';
+import type { Store } from '../../src/platform/store/store.js';
 import { createPgDatabase, pgAvailable } from './server.js';
 
 /**

@@ -2,7 +2,7 @@ import type { JobsTable } from '../../platform/store/schema.js';
 import { count, sqlOf, type On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 
-// Owner of the jobs table: bulk creates (SPEC 202) and their leases.
+// Owner of the jobs table: bulk creates (202, docs/api.md "Bulk POST → 202 and jobs") and their leases.
 
 export type JobRow = JobsTable;
 

@@ -10,11 +10,14 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig, DEMO_CONFIG } from '../../platform/config/load.js';
-import { forgetStatistics, openStore, type Store } from '../../platform/store/dialect.js';
+import { forgetStatistics } from '../../platform/store/sqlite-statistics.js';
+import { openStore } from '../../platform/store/open-store.js';
+import type { Store } from '../../platform/store/store.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import { KeyRing } from '../../platform/crypto/keys.js';
-import { mayCreateExtension, syncCollectionTables } from './collection-tables.js';
+import { syncCollectionTables } from './collection-tables.js';
+import { mayCreateExtension } from './search-index/postgres.js';
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
 import { buildCollections, type CollectionRegistry } from '../../contract/collections.js';

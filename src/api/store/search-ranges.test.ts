@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { loadConfig, DEMO_CONFIG } from '../../platform/config/load.js';
-import { openStore } from '../../platform/store/dialect.js';
+import { openStore } from '../../platform/store/open-store.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { buildCollections } from '../../contract/collections.js';
 import { syncCollectionTables } from './collection-tables.js';
-import { listRecordRows, SEARCH_MAX_OWNERS, SEARCH_OWNER_SHIFT, type RowQuery } from './records.js';
+import { listRecordRows, type RowQuery } from './list-plans.js';
+import { SEARCH_MAX_OWNERS, SEARCH_OWNER_SHIFT } from './search-index/sqlite.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-search-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStore } from '../../platform/store/dialect.js';
+import { openStore } from '../../platform/store/open-store.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import { sweepResourceTables } from '../lifecycle.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Store } from '../../platform/store/dialect.js';
+import type { Store } from '../../platform/store/store.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import { write } from '../../platform/store/write-path.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Store } from '../../platform/store/dialect.js';
+import type { Store } from '../../platform/store/store.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import { accessTokenKey, newAccessToken, sha256, type AccessTokenKey } from '../../platform/crypto/secrets.js';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openStore, type StoreInternals } from '../store/dialect.js';
+import { openStore } from '../store/open-store.js';
+import type { StoreInternals } from '../store/store.js';
 import { migrateCore } from '../store/migrations.js';
 import { KeyRing, rotateKeys } from './keys.js';
 

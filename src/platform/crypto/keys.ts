@@ -1,5 +1,5 @@
 import { randomSecret, hmacSha256 } from './secrets.js';
-import type { Store } from '../store/dialect.js';
+import type { Store } from '../store/store.js';
 import { addCurrentSigningKey, listSigningKeys } from '../store/signing-keys.js';
 
 // The server's own secret keys, kept in the database so every instance (and both --role halves)

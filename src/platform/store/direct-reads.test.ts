@@ -1,4 +1,4 @@
-// SQLite reads that need not wait run at once (dialect.ts readNow, sql.ts rowsOf): the same rows
+// SQLite reads that need not wait run at once (sqlite.ts readNow, sql.ts rowsOf): the same rows
 // as through Kysely, and never a transaction's uncommitted rows — a read from outside an open
 // transaction still waits for its end.
 import { test, after } from 'node:test';
@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CompiledQuery } from 'kysely';
-import { openStore, type StoreInternals } from './dialect.js';
+import { openStore } from './open-store.js';
+import type { StoreInternals } from './store.js';
 import { rowsOf, sqlOf } from './sql.js';
 import { write } from './write-path.js';
 

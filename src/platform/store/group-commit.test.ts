@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStore } from './dialect.js';
+import { openStore } from './open-store.js';
 import { migrateCore } from './migrations.js';
 import { sqlOf } from './sql.js';
 

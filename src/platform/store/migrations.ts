@@ -1,5 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Store } from './dialect.js';
+import type { Store } from './store.js';
 import { sqlOf } from './sql.js';
 import { webOrigins } from '../http/origins.js';
 
@@ -239,7 +239,7 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.alterTable('clients').addColumn('verified', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       },
     },
-    // Events (DESIGN.md "Events"): the outbox, and the webhooks that deliver it.
+    // Events (docs/events.md): the outbox, and the webhooks that deliver it.
     '0007_events_and_webhooks': {
       async up(db: Kysely<any>) {
         const int = t('integer') as 'bigint';
@@ -317,7 +317,7 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.alterTable('clients').addColumn('require_pkce', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       },
     },
-    // One grant per user and app (DESIGN.md "Administration, accounts, browser clients"): a live
+    // One grant per user and app (docs/oauth.md): a live
     // (unrevoked) grant is unique per subject and client. Duplicates made before are merged into
     // the one that lasts longest: it takes the scopes of the live ones, the others' tokens and codes
     // move to it (nothing a user holds stops working), and the others are retired.

@@ -1,8 +1,8 @@
-import { sql, type CompiledQuery, type Transaction } from 'kysely';
+import type { CompiledQuery, Transaction } from 'kysely';
 import type { Database, EventsTable } from './schema.js';
-import type { Store, StoreInternals } from './dialect.js';
+import type { Store, StoreInternals } from './store.js';
 
-// Owner of the events table: the outbox (DESIGN.md "Events"). write-path.ts appends a write's
+// Owner of the events table: the outbox (docs/events.md). write-path.ts appends a write's
 // events inside its transaction, just before the commit, so an event exists exactly when the
 // change it describes was committed. Ids are the table's increasing integer. On PostgreSQL the
 // appending transactions take one advisory lock until they commit, so ids become visible in the
@@ -30,9 +30,9 @@ const APPEND_LOCK = 715518;
 const CHUNK = 200;
 
 /** Appends a write's events inside its transaction (write-path.ts only). */
-export async function appendEvents(trx: Transaction<Database>, postgres: boolean, events: readonly NewEvent[]): Promise<void> {
+export async function appendEvents(store: StoreInternals, trx: Transaction<Database>, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  if (postgres) await sql`select pg_advisory_xact_lock(${APPEND_LOCK})`.execute(trx);
+  await store.lockUntilCommit(trx, APPEND_LOCK);
   const time = Date.now();
   const rows = events.map((e) => ({
     type: e.type,

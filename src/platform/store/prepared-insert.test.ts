@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Store } from './dialect.js';
+import type { Store } from './store.js';
 import { migrateCore } from './migrations.js';
 import { sqlOf } from './sql.js';
 import { preparedInsert } from './prepared-insert.js';

@@ -1,4 +1,4 @@
-import type { Store } from './dialect.js';
+import type { Store } from './store.js';
 import { sqlOf } from './sql.js';
 import { write } from './write-path.js';
 import { newTimeOrderedId } from '../crypto/secrets.js';

@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import type { StoreInternals } from './dialect.js';
+import type { StoreInternals } from './store.js';
 import { WriteTx } from './write-path.js';
 
 // The Kysely instance behind a store, or the transaction of a write. Only store modules (files

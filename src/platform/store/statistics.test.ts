@@ -1,6 +1,6 @@
 // What the SQLite store removes from ANALYZE's statistics when it opens (and after every
 // ANALYZE it runs): the queue tables' and the search tables' rows, and the value samples that
-// make SQLite re-plan a statement whenever its parameters change (dialect.ts, forgetStatistics).
+// make SQLite re-plan a statement whenever its parameters change (sqlite-statistics.ts, forgetStatistics).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
-import { openStore } from './dialect.js';
+import { openStore } from './open-store.js';
 import { sqlOf } from './sql.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-stats-'));

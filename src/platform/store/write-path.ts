@@ -1,6 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database } from './schema.js';
-import type { Store, StoreInternals } from './dialect.js';
+import type { Store, StoreInternals } from './store.js';
 import { appendEvents, type NewEvent } from './outbox.js';
 
 export type { NewEvent } from './outbox.js';
@@ -9,7 +9,7 @@ export type { NewEvent } from './outbox.js';
 // user or session is made by its owner's store verbs inside write() (or writeGrouped() for the
 // small independent writes of token issuance): one transaction per change, and what must happen
 // once it is durable (revocation notices) registered with afterCommit. The event outbox
-// (DESIGN.md "Events", outbox.ts) appends here: a verb describes its change with tx.emit, and the
+// (docs/events.md, outbox.ts) appends here: a verb describes its change with tx.emit, and the
 // events are written just before the commit, in the same transaction as the change.
 
 /** One transaction of the write path, handed to the owners' verbs. */
@@ -22,7 +22,7 @@ export class WriteTx {
     readonly events: NewEvent[] = [],
   ) {}
 
-  /** Describes a change of this write as an event (DESIGN.md "Events"): it exists iff the write commits. */
+  /** Describes a change of this write as an event (docs/events.md): it exists iff the write commits. */
   emit(event: NewEvent): void {
     this.events.push(event);
   }
@@ -57,7 +57,7 @@ function announceEvents(store: Store): void {
 
 async function finish(tx: WriteTx, store: Store): Promise<void> {
   const events = tx.events.splice(0);
-  if (events.length) await appendEvents(tx.trx, store.engine === 'postgres', events);
+  if (events.length) await appendEvents(store as StoreInternals, tx.trx, events);
 }
 
 /** Runs work in one transaction; its afterCommit steps run once it is committed. */

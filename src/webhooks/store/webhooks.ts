@@ -1,4 +1,4 @@
-import type { Store } from '../../platform/store/dialect.js';
+import type { Store } from '../../platform/store/store.js';
 import type { WebhookAttemptsTable, WebhooksTable } from '../../platform/store/schema.js';
 import { count, sqlOf, type On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
