@@ -103,10 +103,17 @@ export interface Condition {
   values: FilterValue[];
 }
 
+const operatorsFor = (type: FilterFieldType): readonly Operator[] =>
+  (Object.keys(OPERATORS) as Operator[]).filter((op) => (OPERATORS[op].types as readonly FilterFieldType[]).includes(type));
+
 /** The operators a type of filter field takes, in table order. */
-export const OPERATORS_OF_TYPE = Object.fromEntries(
-  ALL.map((type) => [type, (Object.keys(OPERATORS) as Operator[]).filter((op) => (OPERATORS[op].types as readonly FilterFieldType[]).includes(type))]),
-) as unknown as Record<FilterFieldType, readonly Operator[]>;
+export const OPERATORS_OF_TYPE: Record<FilterFieldType, readonly Operator[]> = {
+  string: operatorsFor('string'),
+  integer: operatorsFor('integer'),
+  number: operatorsFor('number'),
+  boolean: operatorsFor('boolean'),
+  parent: operatorsFor('parent'),
+};
 
 /** Lower-cases ASCII letters only: what SQLite's lower() does, so both engines match the same rows. */
 const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());

@@ -32,7 +32,7 @@ const CHUNK = 200;
 /** Appends a write's events inside its transaction (write-path.ts only). */
 export async function appendEvents(store: StoreInternals, trx: Transaction<Database>, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await store.lockUntilCommit(trx, APPEND_LOCK);
+  if (store.lockUntilCommit) await store.lockUntilCommit(trx, APPEND_LOCK);
   const time = Date.now();
   const rows = events.map((e) => ({
     type: e.type,

@@ -88,8 +88,6 @@ export async function openSqlite(file: string): Promise<StoreInternals> {
     // SQLite serialises writers itself (busy_timeout makes a second migrator wait its turn);
     // every migration step is idempotent (create ... if not exists).
     withMigrationLock: async (fn) => fn(),
-    // One connection, one writer at a time: a transaction holds every lock until it ends.
-    lockUntilCommit: async () => undefined,
     ping: async () => void (await sql`select 1`.execute(db)),
     poolStats: () => ({ max: 1, open: database.open ? 1 : 0, idle: null, waiting: null }),
     close: async () => {

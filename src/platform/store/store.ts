@@ -95,9 +95,10 @@ export interface StoreInternals extends Store {
   readNow?: (query: CompiledQuery) => unknown[] | null;
   /**
    * Holds `lock` until the transaction ends, so that writers of the same lock commit one after
-   * the other (PostgreSQL: an advisory lock; SQLite has one writer at a time already).
+   * the other (PostgreSQL: an advisory lock). Absent where one writer at a time is the rule
+   * already (SQLite): nothing to await on every write's path.
    */
-  lockUntilCommit(trx: Transaction<Database>, lock: number): Promise<void>;
+  lockUntilCommit?: (trx: Transaction<Database>, lock: number) => Promise<void>;
 }
 
 export interface StoreOptions {
