@@ -10,10 +10,10 @@ import type { Document } from './validation.js';
 import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 import { Turns } from './turns.js';
 
-// A POSTed JSON array becomes a background job (docs/api.md, "Bulk POST → 202 and jobs"). The job and its items live in the
-// database; any instance may carry on a job whose lease ran out (its process died), and each chunk
-// of items is inserted in the same transaction as the progress that records it, so nothing is
-// created twice or lost.
+// A POSTed JSON array becomes a background job (docs/api.md, "Bulk POST → 202 and jobs"). The
+// job and its items live in the database; any instance may carry on a job whose lease ran out
+// (its process died), and each chunk of items is inserted in the same transaction as the progress
+// that records it, so nothing is created twice or lost. Its route is in routes.ts.
 
 // Items per transaction. Each commit writes every page its rows touched (≈ 300 index pages for
 // 250 zoos spread over 50 cities and 220 years): larger chunks share those writes, smaller ones
