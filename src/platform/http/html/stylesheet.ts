@@ -13,15 +13,15 @@ a{color:var(--accent);text-underline-offset:2px}
 :focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 .visually-hidden{position:absolute!important;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}
 body{margin:0;background:var(--bg);color:var(--text);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+p{margin:0 0 1rem}
+form{margin:0}
 /* A page of one card in the middle (body.card-page): sign-in, consent, account, errors, the demo callback. */
 body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1.5rem}
 .card-page main{width:100%;max-width:28rem;background:var(--card);border:1px solid var(--line);border-radius:14px;padding:2rem;box-shadow:0 8px 30px rgba(0,0,0,.06)}
 .card-page .brand{margin:0 0 1.25rem;font-size:.85rem;font-weight:600;letter-spacing:.06em;text-transform:uppercase;color:var(--muted)}
 .card-page h1{margin:0 0 .5rem;font-size:1.35rem;line-height:1.3}
-.card-page p{margin:0 0 1rem}
 .card-page .muted{color:var(--muted);font-size:.95rem}
 .card-page strong.client{overflow-wrap:anywhere}
-.card-page form{margin:0}
 .card-page label.field{display:block;margin:1rem 0 .35rem;font-weight:600}
 .card-page input[type=text],.card-page input[type=password]{width:100%;padding:.65rem .75rem;font:inherit;color:inherit;background:transparent;border:1px solid var(--line);border-radius:8px}
 .card-page fieldset{margin:1.25rem 0 0;padding:0;border:0}
@@ -83,7 +83,6 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console main.narrow{max-width:28rem;padding-top:12vh}
 .console h1{font-size:1.5rem;line-height:1.3;margin:0 0 1rem}
 .console h2{font-size:1.15rem;margin:0 0 .75rem}
-.console p{margin:0 0 1rem}
 .console .muted{color:var(--muted)}
 .console .small{font-size:.875rem}
 .console code,.console .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}
@@ -112,7 +111,6 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console .tag.on{background:var(--accent-soft);color:var(--accent)}
 .console .tag.warn{background:var(--warn-soft);color:var(--warn)}
 .console .state{font-size:1.1rem}
-.console form{margin:0}
 .console .field{margin:0 0 1.1rem}
 .console .signin-field{margin:0 0 1.1rem}
 .console label.field{display:block;font-weight:600;margin:0 0 .3rem}
