@@ -94,6 +94,13 @@ module.exports = {
       to: { path: '^src/authserver/store/' },
     },
     {
+      name: 'pages-only-through-the-html-kit',
+      severity: 'error',
+      comment: 'Pages are written and sent through platform/http/html/index.ts (template, layout, headers, sendPage), never its parts one by one; test/architecture.test.ts checks that no other module escapes HTML or answers text/html itself.',
+      from: { path: '^src/', pathNot: '^src/platform/http/html/' },
+      to: { path: '^src/platform/http/html/', pathNot: '^src/platform/http/html/index\\.ts$' },
+    },
+    {
       name: 'no-test-code-in-the-program',
       severity: 'error',
       from: { path: '^src/', pathNot: '\\.test\\.ts$' },

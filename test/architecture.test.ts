@@ -1,5 +1,6 @@
 // The architecture of docs/architecture.md, checked: imports point one way (dependency-cruiser,
-// .dependency-cruiser.cjs), no SQL outside store modules, and each table has exactly one owner.
+// .dependency-cruiser.cjs), no SQL outside store modules, each table has exactly one owner, and pages
+// only through the HTML kit (platform/http/html).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -32,6 +33,15 @@ test('no SQL outside store modules', () => {
   assert.deepEqual(outside, []);
   // The rule itself works: store modules do contain SQL.
   assert.ok(files.some((f) => isStore(f.file) && sqlWords.test(f.text)));
+});
+
+test('pages only through the HTML kit: no other module escapes HTML, writes a document or answers text/html itself', () => {
+  const kit = (file: string) => file.startsWith(path.join('src', 'platform', 'http', 'html') + path.sep);
+  const byHand = /function\s+escape(Html|Xml)\b|\.replace\(\/\[&<>|['"`]&(#|amp;|lt;|gt;|quot;)|<!doctype html|\.type\(\s*['"`]text\/html|['"`]content-type['"`]\s*,\s*['"`]text\/html/i;
+  const outside = files.filter((f) => !kit(f.file) && byHand.test(f.text)).map((f) => f.file);
+  assert.deepEqual(outside, []);
+  // The rule itself works: the kit does these things.
+  assert.ok(files.some((f) => kit(f.file) && byHand.test(f.text)));
 });
 
 test('each table is read and written by exactly one store module', () => {

@@ -6,9 +6,8 @@ import type { Certificate } from '../platform/http/tls.js';
 import '../platform/http/route-config.js';
 import { createHttpsServer } from '../platform/http/https-server.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, type HtmlErrorPage } from '../platform/http/error-handler.js';
-import { namesType, prefersJson } from '../platform/http/negotiation.js';
+import { errorAnswer, sendPage } from '../platform/http/html/index.js';
 import { errorPage } from '../authserver/authorize/views.js';
-import { pageHeaders } from '../authserver/authorize/pages.js';
 import { registerJsonParser } from '../platform/http/body-parsers.js';
 import { applyMethodOverride } from '../platform/http/method-override.js';
 import { registerHttpPolicy } from '../platform/http/headers.js';
@@ -111,17 +110,12 @@ const PAGE_TITLES: Record<number, string> = { 404: 'Page not found', 405: 'Not a
 function authorizationServerErrorPage(config: AppContext['config']): HtmlErrorPage {
   const root = `${config.basePath}${config.auth.path}`;
   return (reply, err) => {
-    const request = reply.request;
-    const path = request.url.split('?')[0];
+    const path = reply.request.url.split('?')[0];
     if (path !== root && !path.startsWith(`${root}/`)) return null;
-    // An unknown URL meets the JSON-only Accept rule (415) before the router says 404.
-    const status = err.status === 415 && request.is404 ? 404 : err.status;
-    // A browser names text/html; curl and API clients send */* or nothing, and get JSON.
-    const accept = request.headers.accept;
-    if (!(status in PAGE_TITLES) || !namesType(accept, 'text/html') || prefersJson(accept)) return null;
-    pageHeaders(reply);
+    const { page, status } = errorAnswer(reply.request, err.status, 'browsers');
+    if (!page || !(status in PAGE_TITLES)) return null;
     const message = status === 404 ? 'There is no page at this address.' : status === 405 ? `${err.message}.` : `${err.message}. Try again in a moment.`;
-    return reply.code(status).type('text/html; charset=utf-8').send(errorPage(PAGE_TITLES[status], message));
+    return sendPage(reply, { kind: 'card', basePath: config.basePath, status, ...errorPage(PAGE_TITLES[status], message) });
   };
 }
 

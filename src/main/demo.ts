@@ -7,8 +7,8 @@ import { randomSecret } from '../platform/crypto/secrets.js';
 import { routeMethods } from '../platform/http/routes.js';
 import { anyClientRegistered, grantEnabled, registerClient } from '../authserver/model/clients.js';
 import { anyUserRegistered, createUser } from '../authserver/model/users.js';
-import { demoCallbackPage } from '../authserver/authorize/views.js';
-import { pageHeaders, sendPage } from '../authserver/authorize/pages.js';
+import { sendPage } from '../platform/http/html/index.js';
+import { demoCallbackPage } from './demo-page.js';
 import { Records } from '../api/records.js';
 import { Links } from '../api/links.js';
 
@@ -151,8 +151,7 @@ export function registerDemoCallback(app: FastifyInstance, ctx: AppContext): voi
       // the command read it from there, and never shows the secret itself.
       const file = demoCredentialsFile(ctx);
       const code = text('code');
-      pageHeaders(reply);
-      const html = demoCallbackPage({
+      const view = demoCallbackPage({
         code,
         state: text('state'),
         error: text('error') ?? (code ? undefined : 'no_code'),
@@ -164,7 +163,7 @@ export function registerDemoCallback(app: FastifyInstance, ctx: AppContext): voi
           `-d code=${code ?? ''} -d redirect_uri=${saved.redirect_uri ?? demoRedirectUri(ctx)} ${ctx.config.authUrl}/token | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
         listZoos: `curl ${cacertOption(ctx)}-H "Authorization: Bearer $TOKEN" ${ctx.config.publicUrl}/v${ctx.config.api.version}/zoos`,
       });
-      return sendPage(reply, 200, html);
+      return sendPage(reply, { kind: 'card', basePath: ctx.config.basePath, ...view });
     },
   }, { config: { html: true } });
 }

@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type Client } from '../../authserver/model/clients.js';
+import { CLIENT_ID, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type Client } from '../../authserver/model/clients.js';
 import type { Params } from '../../authserver/params.js';
 import { grantableUniverse } from '../../authserver/scope-request.js';
 import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
-import { EMPTY_CLIENT, clientBody, clientFormValues, clientProps, clientsBody, confirmBody, secretBody, type ClientFormValues } from './views.js';
+import { confirmBody } from './components.js';
+import { EMPTY_CLIENT, clientBody, clientFormValues, clientProps, clientsBody, secretBody, type ClientFormValues } from './clients-view.js';
 
 // The console's client pages: list and register (the secret shown once on the answer), a
 // client's settings under the registration rules, rotate the secret and delete, each after a
 // confirmation page. The rules and their errors are the model's (model/clients.ts).
-
-const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 function valuesOf(form: Params, current?: ClientFormValues): ClientFormValues {
   return {

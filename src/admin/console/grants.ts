@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listClients } from '../../authserver/model/clients.js';
 import { findUserByUsername, listUsers, userSubject } from '../../authserver/model/users.js';
 import { findGrant, listGrants, revokeGrant } from '../../authserver/tokens.js';
-import { html, when } from './html.js';
+import { html } from '../../platform/http/html/index.js';
+import { confirmBody, when } from './components.js';
 import { ConsoleKit, type Signed } from './kit.js';
-import { confirmBody, grantsBody, who } from './views.js';
+import { grantsBody, who } from './grants-view.js';
 
 // The console's grant pages: the live grants, filtered by user or client (a GET form: it changes
 // nothing, so it carries no token and its URL can be bookmarked), and revoke after a confirmation

@@ -3,15 +3,17 @@ import type { AppContext } from '../../contract/context.js';
 import { AlreadyExists, InvalidInput, NotApplicable } from '../../contract/errors.js';
 import { Params } from '../../authserver/params.js';
 import type { User } from '../../authserver/model/users.js';
-import { sendPage } from '../../authserver/authorize/pages.js';
 import { routeMethods } from '../../platform/http/routes.js';
 import { readMaintenance } from '../../platform/store/settings.js';
-import { html, layout, type Errors, type Html, type Section } from './html.js';
+import { html, sendPage, type Html, type Problem } from '../../platform/http/html/index.js';
+import { consoleHeader, maintenanceBanner, type Chrome, type Section } from './chrome.js';
+import { messageBody, type Errors } from './components.js';
 import { consoleCsrf, consolePath, consoleUser, endConsoleSession } from './session.js';
-import { messageBody, signInBody, type SignInView } from './views.js';
+import { signInBody, type SignInView } from './signin-view.js';
 
-// What every console handler shares: the headers of its pages, rendering a page in the layout,
-// the guard that lets only a signed-in admin through, and the model's errors as form errors.
+// What every console handler shares: sending a page on the HTML kit (signed in: with the bar;
+// signed out: the narrow column), the guard that lets only a signed-in admin through, and the
+// model's errors as form errors.
 
 /** The signed-in admin of a request, the token for its forms, and the posted form. */
 export interface Signed {
@@ -21,12 +23,6 @@ export interface Signed {
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply, s: Signed) => Promise<FastifyReply>;
-
-/** What a refused request is, for a client that takes JSON rather than the page. */
-export interface Problem {
-  error: string;
-  detail?: Record<string, string>;
-}
 
 /** The outcome of a model call: its value, or what to show on the form (`message`: the model's own). */
 export type Outcome<T> = { ok: T } | (Refusal & { status: number });
@@ -60,19 +56,6 @@ export class ConsoleKit {
     this.base = consolePath(ctx);
   }
 
-  /** The headers of every console answer: no script but the console's own, no framing, no caching, no referrer. */
-  static headers(reply: FastifyReply): void {
-    reply.header(
-      'content-security-policy',
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    );
-    reply.header('x-frame-options', 'DENY');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
-    reply.header('cross-origin-opener-policy', 'same-origin');
-  }
-
   /** Registers one console URL: an HTML route that answers in maintenance mode too. */
   route(app: FastifyInstance, url: string, handlers: { GET?: RouteHandlerMethod; POST?: RouteHandlerMethod }): void {
     routeMethods(app, url, handlers, { config: { html: true, alwaysAvailable: true } });
@@ -84,15 +67,13 @@ export class ConsoleKit {
    */
   async page(reply: FastifyReply, s: Signed, status: number, title: string, section: Section | null, body: Html, problem?: Problem): Promise<FastifyReply> {
     const maintenance = await readMaintenance(this.ctx.store);
-    ConsoleKit.headers(reply);
-    const text = layout(this.base, title, body, { base: this.base, username: s.admin.username, csrf: s.csrf, section, maintenance: maintenance.on });
-    return sendPage(reply, status, text, problem && { error: problem.error, detail: problem.detail ?? {} });
+    const chrome: Chrome = { base: this.base, username: s.admin.username, csrf: s.csrf, section, maintenance: maintenance.on };
+    return sendPage(reply, { kind: 'console', basePath: this.ctx.config.basePath, status, title, problem, header: consoleHeader(this.base, chrome), body: html`${maintenanceBanner(chrome)}${body}` });
   }
 
   /** A page without navigation (signed out, refused, errors); JSON for a refusal to a JSON client, as `page`. */
   bare(reply: FastifyReply, status: number, title: string, body: Html, problem?: Problem): FastifyReply {
-    ConsoleKit.headers(reply);
-    return sendPage(reply, status, layout(this.base, title, body), problem && { error: problem.error, detail: problem.detail ?? {} });
+    return sendPage(reply, { kind: 'console', basePath: this.ctx.config.basePath, status, title, problem, header: consoleHeader(this.base), body, narrow: true });
   }
 
   /** A short message in the signed-in layout (a refused action, a missing item). */

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { changePassword, createUser, findUserById, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../../authserver/model/users.js';
+import { USERNAME, changePassword, createUser, findUserById, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../../authserver/model/users.js';
 import { listGrants } from '../../authserver/tokens.js';
-import { html } from './html.js';
+import { html } from '../../platform/http/html/index.js';
+import { confirmBody } from './components.js';
 import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
 import { startConsoleSession } from './session.js';
-import { confirmBody, userBody, usersBody } from './views.js';
+import { userBody, usersBody } from './users-view.js';
 
 // The console's user pages: list and add, a user's page (admin right, password), remove after a
 // confirmation page. The signed-in admin cannot take their own right away or remove themselves
@@ -29,7 +30,7 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
   kit.route(app, '/users', {
     GET: kit.guard(async (request, reply, s) => {
       const removed = (request.query as Record<string, unknown>).removed;
-      const notice = typeof removed === 'string' && /^[A-Za-z0-9._@+-]{1,128}$/.test(removed) ? `User ${removed} removed: their grants, tokens and sessions have ended.` : undefined;
+      const notice = typeof removed === 'string' && USERNAME.test(removed) ? `User ${removed} removed: their grants, tokens and sessions have ended.` : undefined;
       return listPage(reply, s, 200, { username: '', admin: false }, undefined, notice);
     }),
     POST: kit.guard(async (_request, reply, s) => {

@@ -3,7 +3,8 @@ import { userSubject } from '../../authserver/model/users.js';
 import { EVENT_TYPES } from '../../contract/event-bus.js';
 import { addWebhook, findWebhook, listWebhooks, removeWebhook, webhookDeliveries } from '../../webhooks/webhooks.js';
 import { ConsoleKit, refused, type Signed } from './kit.js';
-import { confirmBody, webhookBody, webhookProps, webhookSecretBody, webhooksBody } from './views.js';
+import { confirmBody } from './components.js';
+import { webhookBody, webhookProps, webhookSecretBody, webhooksBody } from './webhooks-view.js';
 
 // The console's webhook pages (DESIGN.md "Events"): the list and the form to add one (its secret
 // is shown on the POST's own answer, once), a webhook's delivery attempts, and delete after a

@@ -11,8 +11,9 @@ import { endSession, sessionUser, startSession } from '../sessions.js';
 import { listLiveGrantRows } from '../store/grants.js';
 import { revokeGrant } from '../tokens.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
-import { checkedForm, pageHeaders, sendPage } from '../authorize/pages.js';
-import { accountPage, accountSignInPage, describeDuration, type AuthorizedApp } from '../authorize/views.js';
+import { checkedForm, pageHeaders, sendCardPage } from '../authorize/pages.js';
+import { describeDuration } from '../authorize/views.js';
+import { accountPage, accountSignInPage, type AuthorizedApp } from './account-view.js';
 
 // {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
 // a password change. Plain server-rendered forms (no script), each POST checked against the
@@ -53,10 +54,9 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
 
 async function show(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, status = 200, message: { notice?: string; error?: string; username?: string } = {}) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
-  pageHeaders(reply);
   const user = await sessionUser(ctx, request);
-  if (!user) return sendPage(reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...message }));
-  return sendPage(reply, status, accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), ...message }));
+  if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...message }));
+  return sendCardPage(ctx, reply, status, accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), ...message }));
 }
 
 const back = (ctx: AppContext, reply: FastifyReply, done: keyof typeof NOTICES) => {

@@ -7,9 +7,8 @@ import { parseUrlEncoded, queryParams } from '../params.js';
 import { endSession, sessionUser } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login } from './login.js';
-import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendPage } from './pages.js';
+import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
-import { errorPage } from './views.js';
 import { withAdminRule } from '../scope-request.js';
 import type { User } from '../model/users.js';
 
@@ -34,7 +33,7 @@ async function guarded(
     if (e instanceof PageError) {
       pageHeaders(reply);
       if (prefersJson(request.headers.accept)) throw new OAuthError(e.code, e.description, e.status, e.detail);
-      return sendPage(reply, e.status, errorPage(e.title, e.description));
+      return sendErrorPage(ctx, reply, e.status, e.title, e.description);
     }
     if (e instanceof RedirectError && target) {
       audit(ctx, request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
@@ -45,7 +44,7 @@ async function guarded(
       // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.
       pageHeaders(reply);
       if (prefersJson(request.headers.accept)) throw e;
-      return sendPage(reply, e.status, errorPage('Invalid request', e.description));
+      return sendErrorPage(ctx, reply, e.status, 'Invalid request', e.description);
     }
     throw e;
   }
@@ -107,8 +106,7 @@ export function authorizePost(ctx: AppContext) {
         const user = await sessionUser(ctx, request);
         if (!user) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
         if (step === 'consent') return decide(ctx, request, reply, forUser(req, user), user, form);
-        pageHeaders(reply);
-        return sendPage(reply, 400, errorPage('Invalid request', 'The form was not understood.'));
+        return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form was not understood.');
       },
     );
   };

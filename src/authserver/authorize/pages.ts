@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { prefersJson } from '../../platform/http/negotiation.js';
+import { sendPage, setPageHeaders, type Problem } from '../../platform/http/html/index.js';
 import type { AppContext } from '../../contract/context.js';
 import { ADMIN_SCOPE, scopeLabel } from '../../contract/scopes.js';
 import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
@@ -7,28 +7,23 @@ import { bodyParams, type Params } from '../params.js';
 import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
 import type { User } from '../model/users.js';
-import { consentPage, type ScopeGroup, describeDuration, errorPage, loginPage, pageSecurityPolicy } from './views.js';
+import { consentPage, type CardView, type ScopeGroup, describeDuration, errorPage, loginPage } from './views.js';
 
-// Rendering the login and consent pages with the headers every page of the flow carries.
+// Sending the authorization server's card pages (login, consent, account, errors) on the HTML kit.
 
+/** The headers of a card page, for the redirects between pages too (`formTargets`: see setPageHeaders). */
 export function pageHeaders(reply: FastifyReply, formTargets: string[] = []): void {
-  reply.header('content-security-policy', pageSecurityPolicy(formTargets));
-  reply.header('x-frame-options', 'DENY');
-  reply.header('referrer-policy', 'no-referrer');
-  reply.header('cache-control', 'no-store');
-  reply.header('pragma', 'no-cache');
+  setPageHeaders(reply, 'card', formTargets);
 }
 
-/**
- * An HTML page for a person; a problem (status ≥ 400) goes as the JSON error body instead to a
- * client that does not take HTML (`problem` says what; the page's text otherwise).
- */
-export function sendPage(reply: FastifyReply, status: number, html: string, problem?: { error: string; detail?: Record<string, string> }): FastifyReply {
-  if (status >= 400 && prefersJson(reply.request.headers.accept)) {
-    const title = /<title>([^<]*)<\/title>/.exec(html)?.[1]?.replace(/ · .*$/, '');
-    return reply.code(status).type('application/json; charset=utf-8').send({ error: problem?.error ?? title ?? 'Request refused', detail: problem?.detail ?? {} });
-  }
-  return reply.code(status).type('text/html; charset=utf-8').send(html);
+/** A card page; a refusal (status ≥ 400) goes as the JSON error body to a client that prefers JSON (`problem`, else the title). */
+export function sendCardPage(ctx: AppContext, reply: FastifyReply, status: number, view: CardView, more: { problem?: Problem; formTargets?: string[] } = {}): FastifyReply {
+  return sendPage(reply, { kind: 'card', basePath: ctx.config.basePath, status, ...view, ...more });
+}
+
+/** The page of a refused authorization request or form: what happened, and that nothing was shared. */
+export function sendErrorPage(ctx: AppContext, reply: FastifyReply, status: number, title: string, message: string, problem?: Problem): FastifyReply {
+  return sendCardPage(ctx, reply, status, errorPage(title, message), { problem });
 }
 
 export function validityChoices(ctx: AppContext): { seconds: number; label: string }[] {
@@ -43,8 +38,7 @@ export function authorizePath(ctx: AppContext): string {
 
 export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, status = 200, error?: string, username?: string) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
-  pageHeaders(reply);
-  return sendPage(reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
+  return sendCardPage(ctx, reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
 }
 
 /** What the user ticked and picked, kept when the page comes back with an error. */
@@ -89,9 +83,9 @@ export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choice
 export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string, choices?: ConsentChoices) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const validities = validityChoices(ctx);
-  pageHeaders(reply, [formTarget(req.redirectUri)]);
   const chosenTtl = choices?.ttl !== undefined && validities.some((o) => o.seconds === choices.ttl) ? choices.ttl! : validities[0].seconds;
-  return sendPage(
+  return sendCardPage(
+    ctx,
     reply,
     status,
     consentPage({
@@ -110,6 +104,7 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       csrf,
       error,
     }),
+    { formTargets: [formTarget(req.redirectUri)] },
   );
 }
 
@@ -122,13 +117,11 @@ export async function checkedForm(ctx: AppContext, request: FastifyRequest, repl
   try {
     form = bodyParams(request);
   } catch {
-    pageHeaders(reply);
-    sendPage(reply, 400, errorPage('Invalid request', 'The form could not be read.'));
+    sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form could not be read.');
     return null;
   }
   if (await verifyCsrfToken(ctx, request, form.get('csrf_token'))) return form;
-  pageHeaders(reply);
-  sendPage(reply, 403, errorPage('This form has expired', whatNow), {
+  sendErrorPage(ctx, reply, 403, 'This form has expired', whatNow, {
     error: 'The form token is missing or invalid; nothing was changed',
     detail: { csrf_token: 'missing or invalid' },
   });

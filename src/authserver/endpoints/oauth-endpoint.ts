@@ -1,19 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { setNoStore } from '../../platform/http/html/index.js';
 import { bodyParams, type Params } from '../params.js';
 
 // The steps every endpoint that clients call directly shares (token, revocation, introspection),
 // written once: no-cache headers (RFC 6749 §5.1) → parameters from a JSON or form body, none
 // repeated → the endpoint's own steps → its answer as JSON with 200.
 
-/** RFC 6749 §5.1: token responses (and errors) must not be cached. */
-export function noStore(reply: FastifyReply): void {
-  reply.header('cache-control', 'no-store');
-  reply.header('pragma', 'no-cache');
-}
-
 export function oauthEndpoint(steps: (request: FastifyRequest, params: Params) => Promise<object>) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    noStore(reply);
+    setNoStore(reply);
     const params = bodyParams(request);
     params.requireSingle();
     const answer = await steps(request, params);

@@ -18,7 +18,7 @@ export { GRANT_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, ty
 
 /** Secrets are stored as SHA-256, which is sound only for high-entropy secrets. */
 export const MIN_CLIENT_SECRET_LENGTH = 32;
-const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+export const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 function toClient(r: ClientRecord): Client {
   return { ...r, grantTypes: r.grantTypes as GrantType[], tokenType: r.tokenType === 'mac' ? 'mac' : 'bearer' };

@@ -1,90 +1,8 @@
-import { escapeHtml } from '../../authserver/authorize/views.js';
-import { assetUrl } from './assets.js';
+import { csrfField, html, type Html } from '../../platform/http/html/index.js';
 
-// The console's HTML: a tagged template that escapes every interpolated value (only `Html` made
-// by the template itself goes in as is), the page layout, and the form pieces the pages share.
-
-export class Html {
-  constructor(readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
-}
-
-type Part = Html | string | number | null | undefined | false | Part[];
-
-function render(part: Part): string {
-  if (part instanceof Html) return part.text;
-  if (Array.isArray(part)) return part.map(render).join('');
-  if (part === null || part === undefined || part === false) return '';
-  return escapeHtml(String(part));
-}
-
-export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
-  let out = strings[0];
-  values.forEach((v, i) => (out += render(v) + strings[i + 1]));
-  return new Html(out);
-}
-
-export type Section = 'dashboard' | 'clients' | 'users' | 'grants' | 'webhooks' | 'maintenance';
-
-const SECTIONS: { id: Section; label: string; path: string }[] = [
-  { id: 'dashboard', label: 'Dashboard', path: '' },
-  { id: 'clients', label: 'Clients', path: '/clients' },
-  { id: 'users', label: 'Users', path: '/users' },
-  { id: 'grants', label: 'Grants', path: '/grants' },
-  { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
-  { id: 'maintenance', label: 'Maintenance', path: '/maintenance' },
-];
-
-/** What the signed-in chrome shows: who, the section, the form token, the maintenance switch. */
-export interface Chrome {
-  base: string;
-  username: string;
-  csrf: string;
-  section: Section | null;
-  maintenance: boolean;
-}
-
-export function csrfField(csrf: string): Html {
-  return html`<input type="hidden" name="csrf_token" value="${csrf}">`;
-}
-
-/** A whole page. Without `chrome` (signed out, errors), no navigation. */
-export function layout(base: string, title: string, body: Html, chrome?: Chrome): string {
-  const header = chrome
-    ? html`<header class="top"><div class="bar">
-<a class="brand" href="${base}">gatehouse <span>admin</span></a>
-<nav aria-label="Console"><ul>
-${SECTIONS.map((s) => html`<li><a href="${base}${s.path}"${s.id === chrome.section ? html` aria-current="page"` : ''}>${s.label}</a></li>`)}
-</ul></nav>
-<form method="post" action="${base}/signout" class="who">${csrfField(chrome.csrf)}<span><span class="who-label">Signed in as </span><strong>${chrome.username}</strong></span> <button type="submit" class="small-button">Sign out</button></form>
-</div></header>`
-    : html`<header class="top"><div class="bar"><a class="brand" href="${base}">gatehouse <span>admin</span></a></div></header>`;
-  const banner =
-    chrome?.maintenance && chrome.section !== 'maintenance'
-      ? html`<p class="banner" role="status"><strong>Maintenance mode is on:</strong> the API and the authorization server answer 503. <a href="${base}/maintenance">Maintenance</a></p>`
-      : '';
-  return `<!doctype html>
-${html`<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title} · gatehouse admin</title>
-<link rel="stylesheet" href="${assetUrl(base, 'console.css')}">
-<script src="${assetUrl(base, 'console.js')}" defer></script>
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-${header}
-<main id="main"${chrome ? '' : html` class="narrow"`}>
-${banner}${body}
-</main>
-</body>
-</html>`}
-`;
-}
+// The pieces the console's pages share, on the HTML kit: labelled fields with their hints and
+// errors, the error summary above a refused form, times, tables that become cards on a phone, and
+// the message and confirmation bodies.
 
 /** Field errors by form field name. */
 export type Errors = Record<string, string>;
@@ -183,4 +101,35 @@ export function table(caption: string, columns: string[], rows: Html[][], empty:
 <tbody>${rows.map(
     (cells) => html`<tr>${cells.map((cell, i) => html`<td data-label="${columns[i]}"${columns[i] === '' ? html` class="actions"` : ''}>${cell}</td>`)}</tr>`,
   )}</tbody></table></div>`;
+}
+
+export function messageBody(title: string, message: string, links: Html = html``): Html {
+  return html`<div class="card"><h1>${title}</h1><p role="alert">${message}</p>${links}</div>`;
+}
+
+export function notice(text: string | undefined): Html {
+  return text ? html`<p class="notice" role="status">${text}</p>` : html``;
+}
+
+export interface ConfirmView {
+  csrf: string;
+  title: string;
+  text: string;
+  details?: Html;
+  action: string;
+  button: string;
+  cancel: string;
+  hidden?: Record<string, string>;
+}
+
+export function confirmBody(v: ConfirmView): Html {
+  return html`<div class="card confirm">
+<h1>${v.title}</h1>
+<p>${v.text}</p>
+${v.details ?? ''}
+<form method="post" action="${v.action}">
+${csrfField(v.csrf)}${Object.entries(v.hidden ?? {}).map(([k, val]) => html`<input type="hidden" name="${k}" value="${val}">`)}
+<div class="buttons"><button type="submit" class="danger">${v.button}</button> <a class="button" href="${v.cancel}">Cancel</a></div>
+</form>
+</div>`;
 }

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { listClients } from '../../authserver/model/clients.js';
+import { listUsers } from '../../authserver/model/users.js';
+import { listGrants } from '../../authserver/tokens.js';
+import { readMaintenance } from '../../platform/store/settings.js';
+import { dashboardBody } from './dashboard-view.js';
+import type { ConsoleKit } from './kit.js';
+import { consoleUser } from './session.js';
+
+// The console's front door, {base}/admin: signed out, the sign-in form (200); signed in, the
+// dashboard.
+
+export function registerDashboard(app: FastifyInstance, kit: ConsoleKit): void {
+  const { ctx, base } = kit;
+  const dashboard = kit.guard(async (_request, reply, s) => {
+    const [clients, users, grants, maintenance] = await Promise.all([listClients(ctx), listUsers(ctx), listGrants(ctx, {}), readMaintenance(ctx.store)]);
+    const body = dashboardBody({ base, clients: clients.length, users: users.length, admins: users.filter((u) => u.admin).length, grants: grants.length, grantsCapped: grants.length >= 1000, maintenance });
+    return kit.page(reply, s, 200, 'Dashboard', 'dashboard', body);
+  });
+  kit.route(app, '/', {
+    GET: async function (request, reply) {
+      if (await consoleUser(ctx, request)) return dashboard.call(this, request, reply);
+      const signedOut = (request.query as Record<string, unknown>).signed_out !== undefined;
+      return kit.signIn(request, reply, 200, { info: signedOut ? 'You are signed out.' : undefined });
+    },
+  });
+}

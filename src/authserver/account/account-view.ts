@@ -1,0 +1,98 @@
+import { MIN_PASSWORD_LENGTH } from '../model/users.js';
+import { hiddenFields, html, signInForm } from '../../platform/http/html/index.js';
+import type { CardView } from '../authorize/views.js';
+
+// The bodies of {auth_url}/account (docs/oauth.md): signed out, the sign-in form; signed in, the
+// authorized applications (each revocable), a password change and sign out. Plain forms, no script.
+
+const messages = (v: { notice?: string; error?: string }) =>
+  html`${v.notice ? html`<p class="notice" role="status">${v.notice}</p>` : ''}${v.error ? html`<p class="alert" role="alert">${v.error}</p>` : ''}`;
+
+export interface AccountSignInView {
+  action: string;
+  csrf: string;
+  username?: string;
+  error?: string;
+  notice?: string;
+}
+
+/** The account page for a browser without a session: sign in first. */
+export function accountSignInPage(v: AccountSignInView): CardView {
+  return {
+    title: 'Your account',
+    body: html`<h1>Your account</h1>
+<p class="muted">Sign in to see the applications you authorized, take access back, or change your password.</p>
+${messages(v)}
+${signInForm({ action: v.action, hidden: { csrf_token: v.csrf, action: 'signin' }, username: v.username })}`,
+  };
+}
+
+export interface AuthorizedApp {
+  grantId: string;
+  clientName: string;
+  clientHost: string | null;
+  clientId: string;
+  scopes: string[];
+  granted: string;
+  expires: string;
+  lastUsed: string;
+}
+
+export interface AccountView {
+  action: string;
+  csrf: string;
+  username: string;
+  apps: AuthorizedApp[];
+  notice?: string;
+  error?: string;
+}
+
+/** The signed-in user's authorized applications (each revocable), sign out, change password. */
+export function accountPage(v: AccountView): CardView {
+  // The action is the pressed button's (name="action").
+  const apps = v.apps.length
+    ? html`<ul class="apps">
+${v.apps.map(
+  (a, i) => html`${i ? '\n' : ''}<li>
+<p class="app-name">${a.clientName}${a.clientName === a.clientId ? '' : html` <span class="muted">(${a.clientId})</span>`}${a.clientHost ? html` <span class="muted">· ${a.clientHost}</span>` : ''}</p>
+<ul class="scopes">${a.scopes.map((s) => html`<li>${s}</li>`)}</ul>
+<dl><dt>Granted</dt><dd>${a.granted}</dd><dt>Expires</dt><dd>${a.expires}</dd><dt>Last used</dt><dd>${a.lastUsed}</dd></dl>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf, grant_id: a.grantId })}
+<button type="submit" name="action" value="revoke" class="danger" aria-label="Revoke access of ${a.clientName}">Revoke access</button>
+</form>
+</li>`,
+)}
+</ul>`
+    : html`<p class="muted">No application has access to your data.</p>`;
+  return {
+    title: 'Your account',
+    wide: true,
+    body: html`<h1>Your account</h1>
+<p class="muted">Signed in as <strong>${v.username}</strong>.</p>
+${messages(v)}
+<section aria-labelledby="apps-title">
+<h2 id="apps-title">Applications with access</h2>
+${apps}
+</section>
+<section class="block" aria-labelledby="password-title">
+<h2 id="password-title">Change your password</h2>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf })}
+<input type="text" name="username" value="${v.username}" autocomplete="username" hidden>
+<label class="field" for="current">Current password</label>
+<input type="password" id="current" name="current_password" autocomplete="current-password" required>
+<label class="field" for="new">New password (at least ${MIN_PASSWORD_LENGTH} characters)</label>
+<input type="password" id="new" name="new_password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
+<div class="actions"><button type="submit" name="action" value="password" class="primary">Change password</button></div>
+</form>
+</section>
+<section class="block" aria-labelledby="signout-title">
+<h2 id="signout-title">Sign out</h2>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf })}
+<div class="actions"><button type="submit" name="action" value="signout">Sign out</button></div>
+</form>
+</section>`,
+  };
+}
