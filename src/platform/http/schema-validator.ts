@@ -105,7 +105,10 @@ function parameterError(schema: Schema, errors: readonly ErrorObject[], data: un
     const keys = isObject(data) ? Object.keys(data).filter((k) => unknown.includes(k)) : unknown;
     return badRequest((schema.errorSummary as string | undefined) ?? 'Unknown query parameter', Object.fromEntries(keys.map((k) => [k, problem])));
   }
-  const key = fieldOf(errors[0]);
+  // The first in the schema's order, as a parser reading one parameter after the other would answer.
+  const order = Object.keys(properties);
+  const rank = (e: ErrorObject) => (order.includes(fieldOf(e)) ? order.indexOf(fieldOf(e)) : order.length);
+  const key = fieldOf(errors.reduce((first, e) => (rank(e) < rank(first) ? e : first)));
   const property = properties[key] ?? {};
   return badRequest((property.errorSummary as string | undefined) ?? `Invalid ${key}`, { [key]: typeSentence(property) });
 }
@@ -120,7 +123,8 @@ export const schemaValidatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ 
   const validate: ValidateFunction = ajvFor(part).compile(compiledCopy(schema) as Schema);
   const toError = part === 'body' ? bodyError : parameterError;
   return (data: unknown) => {
-    const errors = validate(data) ? (part === 'query' ? notFinite(data) : []) : (validate.errors ?? []);
+    const valid = validate(data);
+    const errors = [...(valid ? [] : (validate.errors ?? [])), ...(part === 'query' ? notFinite(data) : [])];
     return errors.length ? { error: toError(schema as Schema, errors, data) } : true;
   };
 };
