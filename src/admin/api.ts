@@ -6,7 +6,7 @@ import { AlreadyExists, InvalidInput, NotApplicable } from '../contract/errors.j
 import { ADMIN_SCOPE } from '../contract/scope-name.js';
 import { ApiError, badRequest, forbidden, notFound } from '../platform/http/errors.js';
 import { routeMethods } from '../platform/http/routes.js';
-import { schemaValidatorCompiler } from '../platform/http/schema-validator.js';
+import { schemaValidator } from '../platform/http/schema-validator.js';
 import { absentBodyIsEmpty, collectOperations, pathItems, type Operation, type OperationSchema } from '../platform/http/openapi.js';
 import { readMaintenance, writeMaintenance } from '../platform/store/settings.js';
 import { Authenticator } from '../api/access/authenticate.js';
@@ -73,7 +73,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
 
   app.register(async (admin) => {
     operations = collectOperations(admin);
-    admin.setValidatorCompiler(schemaValidatorCompiler);
+    admin.setValidatorCompiler(schemaValidator());
     // A response schema documents an answer; it is sent as it is (JSON.stringify), never trimmed.
     admin.setSerializerCompiler(() => (data) => JSON.stringify(data));
     admin.decorateRequest('admin', null);

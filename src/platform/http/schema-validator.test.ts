@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { schemaValidatorCompiler } from './schema-validator.js';
+import { schemaValidator } from './schema-validator.js';
 import { ApiError } from './errors.js';
 
 // The answers of docs/api.md "Errors" from route schemas: the sentences the admin API gave when it
@@ -19,8 +19,10 @@ const Body = Type.Object(
 );
 const Switch = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 
+const compile = schemaValidator();
+
 function answer(schema: unknown, httpPart: string, data: unknown): ApiError | true {
-  const validate = schemaValidatorCompiler({ schema, httpPart, method: 'POST', url: '/x' } as never) as (data: unknown) => true | { error: ApiError };
+  const validate = compile({ schema, httpPart, method: 'POST', url: '/x' } as never) as (data: unknown) => true | { error: ApiError };
   const r = validate(data);
   return r === true ? r : r.error;
 }

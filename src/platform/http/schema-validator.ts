@@ -26,14 +26,10 @@ type Schema = Record<string, unknown>;
 /** Keywords about a value (not its JSON type), dropped under `checkedByModel`. */
 const VALUE_RULES = ['pattern', 'minLength', 'maxLength', 'enum', 'const', 'format', 'minimum', 'maximum', 'minItems', 'maxItems', 'uniqueItems'];
 
-const instances: Partial<Record<'body' | 'query', Ajv>> = {};
-
-/** One Ajv per kind of part, made at the first route that needs it (registration, never per request). */
-function ajvFor(part: 'body' | 'query'): Ajv {
-  if (instances[part]) return instances[part];
+function newAjv(part: 'body' | 'query'): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: part === 'query', useDefaults: part === 'query' });
   for (const keyword of schemaAnnotations) ajv.addKeyword({ keyword });
-  return (instances[part] = ajv);
+  return ajv;
 }
 
 /** The compiled copy: plain JSON (TypeBox's symbols dropped), without the model's value rules. */
@@ -114,20 +110,24 @@ function parameterError(schema: Schema, errors: readonly ErrorObject[], data: un
 }
 
 /**
- * Fastify's `validatorCompiler` for routes with schemas: an invalid request part answers 400 with
- * the error body (Fastify sends the returned error to the error handler as it is).
+ * A `validatorCompiler` for routes with schemas (one per plugin that sets it; its Ajv instances
+ * live as long as that app): an invalid request part answers 400 with the error body (Fastify
+ * sends the returned error to the error handler as it is). Compiling happens at registration.
  */
-export const schemaValidatorCompiler: FastifySchemaCompiler<FastifySchema> = ({ schema, httpPart }) => {
-  if ((schema as Schema).describedOnly === true) return () => true;
-  const part = httpPart === 'body' ? 'body' : 'query';
-  const validate: ValidateFunction = ajvFor(part).compile(compiledCopy(schema) as Schema);
-  const toError = part === 'body' ? bodyError : parameterError;
-  return (data: unknown) => {
-    const valid = validate(data);
-    const errors = [...(valid ? [] : (validate.errors ?? [])), ...(part === 'query' ? notFinite(data) : [])];
-    return errors.length ? { error: toError(schema as Schema, errors, data) } : true;
+export function schemaValidator(): FastifySchemaCompiler<FastifySchema> {
+  const ajv = { body: newAjv('body'), query: newAjv('query') };
+  return ({ schema, httpPart }) => {
+    if ((schema as Schema).describedOnly === true) return () => true;
+    const part = httpPart === 'body' ? 'body' : 'query';
+    const validate: ValidateFunction = ajv[part].compile(compiledCopy(schema) as Schema);
+    const toError = part === 'body' ? bodyError : parameterError;
+    return (data: unknown) => {
+      const valid = validate(data);
+      const errors = [...(valid ? [] : (validate.errors ?? [])), ...(part === 'query' ? notFinite(data) : [])];
+      return errors.length ? { error: toError(schema as Schema, errors, data) } : true;
+    };
   };
-};
+}
 
 /**
  * Ajv coerces "Infinity" to a number and then skips its range checks (they apply to finite
