@@ -362,7 +362,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
           preValidation: async (request) => void (await webhookOr404(request)),
           handler: async (request, reply) => {
             const w = await webhookOr404(request);
-            // The schema defaults limit.
+            // The schema's default fills limit in (the fallback only satisfies the type).
             const { limit = ctx.config.api.defaultLimit, before } = request.query as S.DeliveryPage;
             const { attempts, pending } = await webhookDeliveries(ctx, w.id, limit, before ?? null);
             reply.header('x-pending-deliveries', String(pending));

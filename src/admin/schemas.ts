@@ -112,7 +112,7 @@ export type GrantFilter = Static<typeof GrantFilter>;
 
 export const DeliveryPage = (api: { defaultLimit: number; maxLimit: number }) =>
   Type.Object({
-    limit: Type.Integer({ minimum: 1, maximum: api.maxLimit, default: api.defaultLimit, problem: `must be an integer from 1 to ${api.maxLimit}`, errorSummary: 'Invalid limit' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: api.maxLimit, default: api.defaultLimit, problem: `must be an integer from 1 to ${api.maxLimit}`, errorSummary: 'Invalid limit' })),
     before: Type.Optional(Type.Integer({ description: 'Only attempts with a smaller id (Link: next)', problem: 'must be an attempt id', errorSummary: 'Invalid before' })),
   });
 export type DeliveryPage = Static<ReturnType<typeof DeliveryPage>>;
