@@ -19,6 +19,7 @@ import { namesType, requireJsonAccept } from '../platform/http/negotiation.js';
 import { routeMethods } from '../platform/http/routes.js';
 import type { Authenticator } from './access/authenticate.js';
 import type { Links } from './links.js';
+import { MAX_WAIT_S } from './parameters.js';
 
 // GET /v1/events (DESIGN.md "Events"): the outbox as a token may see it — the events of the
 // records it could GET (the collection's read scope; in `owner` collections, its subject's own
@@ -26,7 +27,6 @@ import type { Links } from './links.js';
 // the framing and the keep-alive comment). The admin side's types are never here
 // (/admin/v1/events shows them to admins).
 
-const MAX_WAIT_S = 30;
 const KEEP_ALIVE_MS = 15_000;
 /** How often a stream checks its token again: with the token cache's 500 ms, a revocation anywhere ends it within 1 s. */
 const RECHECK_MS = 500;

@@ -2,8 +2,11 @@ import type { Config } from '../platform/config/load.js';
 import type { CollectionModel, CollectionRegistry } from '../contract/collections.js';
 import { ADMIN_SCOPE, scopeLabel, scopeUniverse } from '../contract/scopes.js';
 import { SERVER_FIELDS } from '../platform/config/record-fields.js';
+import { RESOURCE_EVENT_TYPES } from '../contract/event-bus.js';
 import { operatorsOf } from './query.js';
 import { OPERATORS, type OperatorSpec } from './store/operators.js';
+import { feedParameters, listParameters as fixedListParameters, viewParameters as fixedViewParameters, type ParameterLimits } from './parameters.js';
+import { queryParameters } from '../platform/http/openapi.js';
 
 // The OpenAPI 3.1 document of the resource API, derived from the same collection schemas that
 // validate requests, so the description cannot drift from the behaviour.
@@ -45,35 +48,9 @@ function inputSchema(m: CollectionModel, withParent: boolean): Obj {
   };
 }
 
-/** `fields` and `expand`: the same on a list and on one record. */
-function viewParameters(m: CollectionModel, expandLimit: number): Obj[] {
-  const params: Obj[] = [{ name: 'fields', in: 'query', schema: { type: 'string' }, description: 'Comma-separated fields to return (id and link always come)' }];
-  const related = [...(m.parent ? ['parent'] : []), ...m.children];
-  if (related.length)
-    params.push({
-      name: 'expand',
-      in: 'query',
-      schema: { type: 'string', enum: related },
-      description: `Carry related records: parent (the parent record), or a child collection (at most ${expandLimit} per record); needs that collection's read scope`,
-    });
-  return params;
-}
-
-function listParameters(m: CollectionModel, nested: boolean, expandLimit: number): Obj[] {
-  const params: Obj[] = [
-    { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1 }, description: 'How many records to return' },
-    { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'Skip this many records (offset paging)' },
-    { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1 } },
-    { name: 'per_page', in: 'query', schema: { type: 'integer', minimum: 1 } },
-    { name: 'after', in: 'query', schema: { type: 'string' }, description: 'Keyset paging: the opaque cursor of a Link: next (the page after that position)' },
-    { name: 'before', in: 'query', schema: { type: 'string' }, description: 'Keyset paging: the opaque cursor of a Link: prev (the page before that position, in the same order)' },
-    { name: 'sortby', in: 'query', schema: { type: 'string' }, description: `Comma-separated sort keys, of: ${m.sort.join(', ')} (ties by id)` },
-    { name: 'order', in: 'query', schema: { type: 'string' }, description: 'asc or desc: one for all keys, or one per key (comma-separated)' },
-    { name: 'count', in: 'query', schema: { type: 'string', enum: ['exact', 'none'] }, description: 'none leaves out X-Total-Count (and its cost)' },
-    ...viewParameters(m, expandLimit),
-  ];
-  if (m.search.length)
-    params.push({ name: 'q', in: 'query', schema: { type: 'string' }, description: `Full-text search over ${m.search.join(', ')}: records with every word, by relevance unless sortby is given` });
+/** A list's fixed parameters (parameters.ts), then one per filter and operator. */
+function listParameters(m: CollectionModel, nested: boolean, limits: ParameterLimits): Obj[] {
+  const params: Obj[] = queryParameters(fixedListParameters(m, limits));
   for (const f of m.filters) {
     if (nested && f === m.parent?.field) continue;
     // The parent field has no column: it is an id, a string.
@@ -92,7 +69,7 @@ function listParameters(m: CollectionModel, nested: boolean, expandLimit: number
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), responseRef(`E${c}`)]));
 const security = (m: CollectionModel, access: 'read' | 'write') => [{ oauth2: [`${m.name}:${access}`] }, { bearer: [] }];
 
-function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel | null, expandLimit: number): void {
+function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel | null, limits: ParameterLimits): void {
   const nested = parent !== null;
   const base = nested ? `/${parent.name}/{parent_id}/${m.name}` : `/${m.name}`;
   const parentParam = nested ? [{ name: 'parent_id', in: 'path', required: true, schema: { type: 'string' } }] : [];
@@ -109,7 +86,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
       operationId: `list_${nested ? `${parent.name}_` : ''}${m.name}`,
       summary: `List ${m.name}`,
       security: security(m, 'read'),
-      parameters: listParameters(m, nested, expandLimit),
+      parameters: listParameters(m, nested, limits),
       responses: { '200': { description: 'The records', headers: listHeaders, content: json({ type: 'array', items: ref(m.name) }) }, ...errors(400, 401, 403, 404, 405, 429) },
     },
     post: {
@@ -140,7 +117,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
       operationId: `get_${nested ? `${parent.name}_` : ''}${m.name}`,
       security: security(m, 'read'),
       description: 'Any query parameter but fields and expand is a 400 naming it.',
-      parameters: viewParameters(m, expandLimit),
+      parameters: queryParameters(fixedViewParameters(m, limits)),
       responses: { '200': recordResponse, ...errors(400, 401, 403, 404, 405, 410, 429) },
     },
     put: {
@@ -288,16 +265,16 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry, mo
   };
   for (const m of collections.values()) {
     schemas[m.name] = recordSchema(m);
-    collectionPaths(m, paths, null, config.api.expandLimit);
+    collectionPaths(m, paths, null, config.api);
     attachmentPaths(m, paths);
-    if (m.parent) collectionPaths(m, paths, collections.get(m.parent.collection)!, config.api.expandLimit);
+    if (m.parent) collectionPaths(m, paths, collections.get(m.parent.collection)!, config.api);
   }
   paths['/jobs/{id}'] = {
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
     get: { tags: ['jobs'], operationId: 'get_job', summary: 'Progress and results of a bulk create', responses: { '200': { description: 'The job', content: json(ref('Job')) }, ...errors(401, 403, 404) } },
   };
-  // DESIGN.md "Events" (docs/events.md): the feed; the same URL streams with Accept: text/event-stream.
-  const eventTypes = ['record.created', 'record.updated', 'record.deleted', 'attachment.created', 'attachment.deleted'];
+  // The feed (docs/events.md); the same URL streams with Accept: text/event-stream.
+  const eventTypes = [...RESOURCE_EVENT_TYPES];
   paths['/events'] = {
     get: {
       tags: ['events'],
@@ -305,13 +282,7 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry, mo
       summary: 'The events of the records this token could GET, oldest first',
       description:
         'JSON pages with `Link: next`; `wait` long-polls. With `Accept: text/event-stream` the same URL is a Server-Sent Events stream (id, event, data), resumed from `Last-Event-ID` or `after`, ending within a second of the token\'s expiry or revocation. 410 when `after` is older than the retention.',
-      parameters: [
-        { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[0-9]+$' }, description: 'Only events with a larger id' },
-        { name: 'collections', in: 'query', schema: { type: 'string' }, description: `Comma list of collections (${[...collections.keys()].join(', ')})` },
-        { name: 'types', in: 'query', schema: { type: 'string' }, description: `Comma list of types (${eventTypes.join(', ')})` },
-        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: config.api.maxLimit, default: config.api.defaultLimit } },
-        { name: 'wait', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 30, default: 0 }, description: 'Seconds to wait for an event when there is none newer yet' },
-      ],
+      parameters: queryParameters(feedParameters(config.api, [...collections.keys()], eventTypes)),
       responses: { '200': { description: 'Events, oldest first', content: json({ type: 'array', items: ref('Event') }) }, ...errors(400, 401, 403, 410) },
     },
   };

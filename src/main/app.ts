@@ -20,7 +20,6 @@ import { registerResourceApi } from '../api/routes.js';
 import { registerAuthorizationServer } from '../authserver/routes.js';
 import { registerAdminApi } from '../admin/api.js';
 import { registerAdminConsole } from '../admin/console/console.js';
-import { adminOpenApiPaths } from '../admin/openapi.js';
 import type { ServerMetrics } from './metrics.js';
 import { registerDemoCallback } from './demo.js';
 
@@ -75,17 +74,19 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     registeredOriginCheck(ctx),
   );
 
+  let adminPaths: (() => Record<string, unknown>) | undefined;
   await app.register(
     async (scoped) => {
       registerHealth(scoped, ctx, availability);
       if (config.servesAuth) await registerAuthorizationServer(scoped, ctx);
       // The operators' API and console run beside the authorization server, whose tables they administer.
       if (config.servesAuth) {
-        registerAdminApi(scoped, ctx);
+        adminPaths = registerAdminApi(scoped, ctx);
         registerAdminConsole(scoped, ctx);
         if (config.auth.demo) registerDemoCallback(scoped, ctx);
       }
-      if (config.servesResources) await registerResourceApi(scoped, ctx, config.servesAuth ? () => adminOpenApiPaths(ctx.config) : undefined);
+      // The resource API's OpenAPI document describes the admin API too, from its route schemas.
+      if (config.servesResources) await registerResourceApi(scoped, ctx, adminPaths);
     },
     { prefix: config.basePath },
   );

@@ -6,7 +6,9 @@ import type { Config } from '../../platform/config/load.js';
 
 export { GRANT_TYPES };
 export type GrantType = (typeof GRANT_TYPES)[number];
-export type TokenType = 'bearer' | 'mac';
+/** The kinds of access token a client may be registered for (docs/oauth.md). */
+export const TOKEN_TYPES = ['bearer', 'mac'] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
 
 export interface Client extends Omit<ClientRecord, 'grantTypes' | 'tokenType'> {
   grantTypes: GrantType[];

@@ -6,7 +6,7 @@ import { announceRevocation } from '../../contract/revocation-notices.js';
 import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write, type WriteTx } from '../../platform/store/write-path.js';
-import { GRANT_TYPES, grantEnabled, type Client, type GrantType, type TokenType } from './client.js';
+import { GRANT_TYPES, TOKEN_TYPES, grantEnabled, type Client, type GrantType, type TokenType } from './client.js';
 import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
@@ -14,10 +14,11 @@ import { revokeAllOf, type Revoked } from '../tokens.js';
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
 // clients only through this module, so a rule holds whoever asks.
 
-export { GRANT_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
+export { GRANT_TYPES, TOKEN_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
 
 /** Secrets are stored as SHA-256, which is sound only for high-entropy secrets. */
 export const MIN_CLIENT_SECRET_LENGTH = 32;
+/** A client id: what `checkNewClient` accepts, and what the admin API's schema documents. */
 export const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 function toClient(r: ClientRecord): Client {
@@ -85,7 +86,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     if (problem) bad('client_secret', problem);
   }
   const tokenType = input.tokenType ?? 'bearer';
-  if (tokenType !== 'bearer' && tokenType !== 'mac') bad('token_type', 'must be bearer or mac');
+  if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) bad('token_type', `must be ${TOKEN_TYPES.join(' or ')}`);
   if (input.grantTypes.length === 0) bad('grant_types', `give at least one grant (${GRANT_TYPES.join(', ')})`);
   for (const g of input.grantTypes) if (!(GRANT_TYPES as readonly string[]).includes(g)) bad('grant_types', `${g} is not one of ${GRANT_TYPES.join(', ')}`);
   const grantTypes = [...new Set(input.grantTypes)] as GrantType[];

@@ -26,6 +26,7 @@ export type User = UserRecord;
 export const userSubject = (userId: string) => `user:${userId}`;
 export const clientSubject = (clientId: string) => `client:${clientId}`;
 
+/** A username: what `usernameProblem` accepts, and what the admin API's schema documents. */
 export const USERNAME = /^[A-Za-z0-9._@+-]{1,128}$/;
 export const MIN_PASSWORD_LENGTH = 8;
 

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest, RouteHandlerMethod, RouteShorthan
 import { methodNotAllowed } from './errors.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** A method's handler, or its handler with route options of its own (a schema, hooks). */
+export type MethodRoute = RouteHandlerMethod | (RouteShorthandOptions & { handler: RouteHandlerMethod });
 const ALL: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** Routes pass the same arrays of methods on every request: each is extended once. */
@@ -21,13 +23,16 @@ export function withHead(methods: readonly string[]): readonly string[] {
 export function routeMethods(
   app: FastifyInstance,
   url: string,
-  handlers: Partial<Record<Method, RouteHandlerMethod>>,
+  handlers: Partial<Record<Method, MethodRoute>>,
   options: RouteShorthandOptions = {},
   /** Called instead of the plain 405 (the resource API answers with what the token may do). */
   unsupported?: (request: FastifyRequest, allow: readonly string[]) => Promise<void> | void,
 ): void {
   const methods = Object.keys(handlers) as Method[];
-  for (const method of methods) app.route({ ...options, method, url, handler: handlers[method]! });
+  for (const method of methods) {
+    const route = handlers[method]!;
+    app.route(typeof route === 'function' ? { ...options, method, url, handler: route } : { ...options, ...route, method, url });
+  }
   const allow = withHead(methods);
   const others = ALL.filter((m) => !allow.includes(m));
   app.route({
