@@ -14,13 +14,15 @@ test('the registry lists exactly the grant names of GRANT_TYPES, in the same ord
   );
 });
 
-test('the token endpoint serves every grant but implicit; response types belong to code and implicit', () => {
-  assert.deepEqual([...TOKEN_GRANTS.keys()], ['authorization_code', 'password', 'client_credentials', 'refresh_token']);
-  for (const [name, grant] of TOKEN_GRANTS) assert.equal(grant.grantType, name);
-  assert.deepEqual(RESPONSE_TYPES, [
-    ['code', 'authorization_code'],
-    ['token', 'implicit'],
-  ]);
+test('each grant is served at the token endpoint under its name, or started at /authorize by its response type', () => {
+  for (const g of GRANTS) {
+    if ('handler' in g) assert.equal(TOKEN_GRANTS.get(g.grantType), g, g.grantType);
+    else assert.ok(g.responseType !== undefined && !TOKEN_GRANTS.has(g.grantType), g.grantType);
+  }
+  assert.equal(TOKEN_GRANTS.size, GRANTS.filter((g) => 'handler' in g).length);
+  // RFC 6749 §4.2: the implicit grant has no token request; §3.1.1: its response type is `token`.
+  assert.equal(TOKEN_GRANTS.has('implicit'), false);
+  assert.deepEqual(new Map(RESPONSE_TYPES), new Map([['code', 'authorization_code'], ['token', 'implicit']]));
 });
 
 test('a grant reads only its declared parameters; others sent are ignored, not refused (RFC 6749 §3.2)', () => {
