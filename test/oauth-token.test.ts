@@ -150,6 +150,18 @@ test('a repeated parameter is an invalid_request (RFC 6749 §3.2)', async () => 
   assert.equal(json.body.error, 'invalid_request');
 });
 
+test('parameters a grant does not declare are ignored, not refused (RFC 6749 §3.2)', async () => {
+  // Another grant's parameters and unknown ones: each grant reads only its TokenGrant.parameters.
+  const extras = { resource: 'https://api.example', audience: 'zoos', code: 'x', refresh_token: 'y', redirect_uri: 'https://app.example/cb', foo: 'bar' };
+  const password = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'zoos:read', ...extras }, { auth: appAuth() });
+  assert.equal(password.status, 200, JSON.stringify(password.body));
+  assert.equal(password.body.scope, 'zoos:read');
+  const client = await post(server, 'token', { grant_type: 'client_credentials', scope: 'zoos:read', username: 'alice', password: 'wrong', ...extras }, { auth: appAuth() });
+  assert.equal(client.status, 200, JSON.stringify(client.body));
+  const refreshed = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: password.body.refresh_token, username: 'nobody', code_verifier: 'z', foo: 'bar' }, { auth: appAuth() });
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+});
+
 test('malformed bodies get the OAuth error shape', async () => {
   const badPercent = await post(server, 'token', {}, { auth: appAuth(), raw: 'grant_type=client_credentials&scope=%E0%A4%A' });
   assert.equal(badPercent.status, 400);

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
-import { AlreadyExists, InvalidInput, NotApplicable } from '../contract/errors.js';
+import { modelProblem } from '../contract/errors.js';
 import { ADMIN_SCOPE } from '../contract/scope-name.js';
 import { ApiError, badRequest, forbidden, notFound } from '../platform/http/errors.js';
 import { routeMethods } from '../platform/http/routes.js';
@@ -40,10 +40,9 @@ async function model<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof InvalidInput) throw badRequest(e.message, e.detail);
-    if (e instanceof AlreadyExists) throw new ApiError(409, e.message, { id: 'already exists' });
-    if (e instanceof NotApplicable) throw badRequest(e.message, { client_secret: e.message });
-    throw e;
+    const problem = modelProblem(e, 'id');
+    if (!problem) throw e;
+    throw new ApiError(problem.status, problem.message, problem.detail);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { withRedis } from '../contract/redis-state.js';
 import type { AppContext } from '../contract/context.js';
-import { OAuthError, tooManyRequests } from '../platform/http/errors.js';
+import { TooManyRequests } from '../platform/http/errors.js';
 import { audit } from './audit.js';
 import { verifyUserCredentials, type User } from './model/users.js';
 import { write } from '../platform/store/write-path.js';
@@ -113,9 +113,8 @@ export async function signIn(
 }
 
 /** The 429 of a throttled sign-in (RFC 6749 error shape), with Retry-After. */
-export function throttled(retryAfter: number): OAuthError {
-  const err = tooManyRequests(retryAfter);
-  return new OAuthError('too_many_requests', 'Too many failed login attempts; retry later', 429, { username: 'too many failed attempts' }, err.headers);
+export function throttled(retryAfter: number): TooManyRequests {
+  return new TooManyRequests(retryAfter, 'Too many failed login attempts; retry later', { username: 'too many failed attempts' });
 }
 
 /** Deletes the database windows that closed before `before`. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { decodeUtf8, parseJsonBody } from '../platform/http/body-parsers.js';
-import { ApiError, OAuthError } from '../platform/http/errors.js';
+import { ApiError, InvalidRequest, OAuthError } from '../platform/http/errors.js';
 
 // The parameters of an OAuth request, whatever carried them: a query string, an
 // application/x-www-form-urlencoded body (RFC 6749) or a JSON object (SPEC). RFC 6749 §3.1/§3.2:
@@ -15,8 +15,21 @@ export class Params {
     readonly malformed: ReadonlySet<string> = new Set(),
   ) {}
 
+  /** The names a grant handler may read (its TokenGrant.parameters); null: any. */
+  private readable: readonly string[] | null = null;
+
+  /**
+   * From now on only `names` may be read: reading another is a programming error (a grant that
+   * forgot to declare a parameter), never an answer to the client. Parameters sent and not read
+   * stay ignored (RFC 6749 §3.2). No copy: the token endpoint is a hot path.
+   */
+  restrictTo(names: readonly string[]): void {
+    this.readable = names;
+  }
+
   /** The value of `name`; an empty value counts as absent (RFC 6749 §3.1). */
   get(name: string): string | undefined {
+    if (this.readable !== null && !this.readable.includes(name)) throw new Error(`Parameter ${name} is read but not declared (TokenGrant.parameters)`);
     const v = this.values.get(name);
     return v === undefined || v === '' ? undefined : v;
   }
@@ -36,15 +49,15 @@ export class Params {
   requireSingle(names?: readonly string[]): void {
     for (const name of this.repeated)
       if (!names || names.includes(name))
-        throw new OAuthError('invalid_request', `Parameter ${name} is repeated`, 400, { [name]: 'must not be repeated' });
+        throw new InvalidRequest(`Parameter ${name} is repeated`, { [name]: 'must not be repeated' });
     for (const name of this.malformed)
       if (!names || names.includes(name))
-        throw new OAuthError('invalid_request', `Parameter ${name} must be a string`, 400, { [name]: 'must be a string' });
+        throw new InvalidRequest(`Parameter ${name} must be a string`, { [name]: 'must be a string' });
   }
 
   require(name: string): string {
     const v = this.get(name);
-    if (v === undefined) throw new OAuthError('invalid_request', `Parameter ${name} is required`, 400, { [name]: 'is required' });
+    if (v === undefined) throw new InvalidRequest(`Parameter ${name} is required`, { [name]: 'is required' });
     return v;
   }
 }
@@ -74,14 +87,14 @@ function decodeComponent(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
-    throw new OAuthError('invalid_request', 'Malformed percent-encoding in the request', 400, { body: 'is not valid form encoding' });
+    throw new InvalidRequest('Malformed percent-encoding in the request', { body: 'is not valid form encoding' });
   }
 }
 
 /** A JSON body: an object whose values are strings (numbers accepted as text, e.g. ttl). */
 export function paramsFromJson(body: unknown): Params {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new OAuthError('invalid_request', 'The request body must be a JSON object', 400, { body: 'must be an object' });
+    throw new InvalidRequest('The request body must be a JSON object', { body: 'must be an object' });
   const values = new Map<string, string>();
   const malformed = new Set<string>();
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
@@ -111,8 +124,8 @@ export function bodyParams(request: FastifyRequest): Params {
 /** An ApiError of the shared parsers, in the RFC 6749 §5.2 shape of the OAuth endpoints. */
 function asOAuthError(e: unknown): Error {
   if (e instanceof OAuthError) return e;
-  if (e instanceof ApiError) return new OAuthError('invalid_request', e.message, 400, e.detail);
-  return new OAuthError('invalid_request', 'Malformed request body', 400, { body: 'cannot be parsed' });
+  if (e instanceof ApiError) return new InvalidRequest(e.message, e.detail);
+  return new InvalidRequest('Malformed request body', { body: 'cannot be parsed' });
 }
 
 /**

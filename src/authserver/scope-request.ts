@@ -1,4 +1,4 @@
-import { OAuthError } from '../platform/http/errors.js';
+import { InvalidScope } from '../platform/http/errors.js';
 import type { CollectionRegistry } from '../contract/collections.js';
 import { ADMIN_SCOPE } from '../contract/scope-name.js';
 import { scopeUniverse } from '../contract/scopes.js';
@@ -72,7 +72,7 @@ export function withAdminRule(scope: readonly string[], client: ScopeClient, hol
   if (!scope.includes(ADMIN_SCOPE) || adminGrantable(client, holder)) return [...scope];
   const kept = scope.filter((s) => s !== ADMIN_SCOPE);
   if (kept.length === 0)
-    throw new OAuthError('invalid_scope', 'The admin scope is only for a confidential client registered with it, on behalf of an admin user', 400, {
+    throw new InvalidScope('The admin scope is only for a confidential client registered with it, on behalf of an admin user', {
       scope: 'admin: not for this user or client',
     });
   return kept;
@@ -89,19 +89,19 @@ export function resolveRequestedScope(requested: string | undefined, client: Sco
   if (requested === undefined) {
     const allowed = allowedScopes(client, collections, holder);
     const byDefault = 'client' in holder ? allowed : allowed.filter((s) => s !== ADMIN_SCOPE);
-    if (byDefault.length === 0) throw new OAuthError('invalid_scope', 'The client has no scope registered', 400, { scope: 'no scope available' });
+    if (byDefault.length === 0) throw new InvalidScope('The client has no scope registered', { scope: 'no scope available' });
     return byDefault;
   }
   const parsed = parseScope(requested);
   if (parsed === null || parsed.length === 0)
-    throw new OAuthError('invalid_scope', 'The scope parameter is malformed', 400, { scope: 'must be space-separated scope values' });
+    throw new InvalidScope('The scope parameter is malformed', { scope: 'must be space-separated scope values' });
   const unknown = parsed.filter((s) => !universe.includes(s));
   if (unknown.length)
-    throw new OAuthError('invalid_scope', `Unknown scope: ${unknown.join(' ')}`, 400, { scope: `unknown: ${unknown.join(' ')}` });
+    throw new InvalidScope(`Unknown scope: ${unknown.join(' ')}`, { scope: `unknown: ${unknown.join(' ')}` });
   const names = registered(client);
   const forbidden = parsed.filter((s) => s !== ADMIN_SCOPE && names !== null && !names.has(s));
   if (forbidden.length)
-    throw new OAuthError('invalid_scope', `Scope not allowed for this client: ${forbidden.join(' ')}`, 400, {
+    throw new InvalidScope(`Scope not allowed for this client: ${forbidden.join(' ')}`, {
       scope: `not allowed for this client: ${forbidden.join(' ')}`,
     });
   // Canonical order (the deployment's), so equal scopes compare equal as strings.

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config, type Role } from '../platform/config/load.js';
 import { closeContext, openContext } from '../main/context.js';
 import type { AppContext } from '../contract/context.js';
-import { AlreadyExists, InvalidInput, NotApplicable } from '../contract/errors.js';
+import { modelProblem } from '../contract/errors.js';
 
 export interface CommonOptions {
   config?: string;
@@ -41,12 +41,12 @@ export async function modelErrors<T>(flags: Record<string, string>, fn: () => Pr
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof InvalidInput) {
-      const [field, message] = Object.entries(e.detail)[0] ?? ['', e.message];
-      throw new CliError(flags[field] ? `${flags[field]}: ${message}` : message);
-    }
-    if (e instanceof AlreadyExists || e instanceof NotApplicable) throw new CliError(e.message);
-    throw e;
+    const problem = modelProblem(e);
+    if (!problem) throw e;
+    if (!problem.byField) throw new CliError(problem.message);
+    // A broken rule: its first field, named as the flag that sets it.
+    const [field, message] = Object.entries(problem.detail)[0] ?? ['', problem.message];
+    throw new CliError(flags[field] ? `${flags[field]}: ${message}` : message);
   }
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import underPressure from '@fastify/under-pressure';
 import type { AppContext } from '../contract/context.js';
 import { readMaintenance, type Maintenance } from '../platform/store/settings.js';
-import { OAuthError, serviceUnavailable } from '../platform/http/errors.js';
+import { serviceUnavailable, TemporarilyUnavailable } from '../platform/http/errors.js';
 import { sendError } from '../platform/http/error-handler.js';
 import { TurnGate } from '../platform/http/turn-gate.js';
 
@@ -40,7 +40,7 @@ export async function registerAvailability(app: FastifyInstance, ctx: AppContext
     const detail = { service: 'maintenance mode is on' };
     // The authorization endpoints answer in RFC 6749's error shape (temporarily_unavailable).
     if (ctx.config.servesAuth && request.url.startsWith(authPrefix))
-      return done(new OAuthError('temporarily_unavailable', 'The service is in maintenance', 503, detail, { 'retry-after': String(MAINTENANCE_RETRY_AFTER) }));
+      return done(new TemporarilyUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail));
     done(serviceUnavailable(MAINTENANCE_RETRY_AFTER, 'The service is in maintenance', detail));
   });
 

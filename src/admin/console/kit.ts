@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { AlreadyExists, InvalidInput, NotApplicable } from '../../contract/errors.js';
+import { modelProblem } from '../../contract/errors.js';
 import { Params } from '../../authserver/params.js';
 import type { User } from '../../authserver/model/users.js';
 import { routeMethods } from '../../platform/http/routes.js';
@@ -123,10 +123,10 @@ export class ConsoleKit {
     try {
       return { ok: await fn() };
     } catch (e) {
-      if (e instanceof InvalidInput) return { error: 'Check the highlighted fields.', errors: e.detail, status: 400, message: e.message };
-      if (e instanceof AlreadyExists) return { error: capitalize(e.message) + '.', errors: { [duplicate]: 'already exists' }, status: 409, message: e.message };
-      if (e instanceof NotApplicable) return { error: capitalize(e.message) + '.', errors: {}, status: 400, message: e.message };
-      throw e;
+      const problem = modelProblem(e, duplicate);
+      if (!problem) throw e;
+      const error = problem.byField ? 'Check the highlighted fields.' : capitalize(problem.message) + '.';
+      return { error, errors: problem.detail, status: problem.status, message: problem.message };
     }
   }
 }

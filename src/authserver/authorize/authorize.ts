@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { OAuthError } from '../../platform/http/errors.js';
+import { ConsentRequired, LoginRequired, OAuthError } from '../../platform/http/errors.js';
 import { prefersJson } from '../../platform/http/negotiation.js';
 import { audit } from '../audit.js';
 import { parseUrlEncoded, queryParams } from '../params.js';
@@ -8,7 +8,7 @@ import { endSession, sessionUser } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login } from './login.js';
 import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
-import { PageError, RedirectError, readAuthorizationRequest, redirectTo, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
+import { PageError, RedirectError, readAuthorizationRequest, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { withAdminRule } from '../scope-request.js';
 import type { User } from '../model/users.js';
 
@@ -32,13 +32,13 @@ async function guarded(
   } catch (e) {
     if (e instanceof PageError) {
       pageHeaders(reply);
-      if (prefersJson(request.headers.accept)) throw new OAuthError(e.code, e.description, e.status, e.detail);
+      if (prefersJson(request.headers.accept)) throw e.asOAuthError();
       return sendErrorPage(ctx, reply, e.status, e.title, e.description);
     }
     if (e instanceof RedirectError && target) {
       audit(ctx, request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
       pageHeaders(reply);
-      return reply.redirect(redirectTo(ctx, target.redirectUri, target.errorMode, { error: e.code, error_description: e.description, state: target.state }), 302);
+      return reply.redirect(redirectError(ctx, target.redirectUri, target.errorMode, e.error, target.state), 302);
     }
     if (e instanceof OAuthError && !target) {
       // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.
@@ -55,7 +55,7 @@ function forUser(req: AuthorizationRequest, user: User): AuthorizationRequest {
   try {
     return { ...req, scope: withAdminRule(req.scope, req.client, { user, via: req.responseType === 'code' ? 'authorization_code' : 'implicit' }) };
   } catch (e) {
-    throw new RedirectError('invalid_scope', (e as OAuthError).description);
+    throw e instanceof OAuthError ? new RedirectError(e) : e;
   }
 }
 
@@ -71,14 +71,14 @@ export function authorizeGet(ctx: AppContext) {
       async (req) => {
         const user = await sessionUser(ctx, request);
         if (!user) {
-          if (req.prompt.has('none')) throw new RedirectError('login_required', 'The user is not signed in');
+          if (req.prompt.has('none')) throw new RedirectError(new LoginRequired('The user is not signed in'));
           return renderLogin(ctx, request, reply, req);
         }
         const asked = forUser(req, user);
         // Remembered consent: a live grant to this client that covers the request answers at once.
         const remembered = asked.prompt.has('consent') ? null : await rememberedConsent(ctx, asked, user);
         if (remembered !== null) return grantRemembered(ctx, request, reply, asked, user, remembered);
-        if (req.prompt.has('none')) throw new RedirectError('consent_required', 'The user has not authorized this request yet');
+        if (req.prompt.has('none')) throw new RedirectError(new ConsentRequired('The user has not authorized this request yet'));
         return renderConsent(ctx, request, reply, asked, user);
       },
     );

@@ -4,13 +4,14 @@ import { canonicalScope } from '../scope-request.js';
 import { ADMIN_SCOPE } from '../../contract/scope-name.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
+import { AccessDenied } from '../../platform/http/errors.js';
 import { audit } from '../audit.js';
 import { userSubject, type User } from '../model/users.js';
 import type { Params } from '../params.js';
 import { insertCode, listLiveGrantRows } from '../store/grants.js';
 import { issueTokens, type Grant } from '../tokens.js';
 import { pageHeaders, renderConsent } from './pages.js';
-import { formTarget, redirectTo, type AuthorizationRequest } from './request.js';
+import { formTarget, redirectError, redirectTo, type AuthorizationRequest } from './request.js';
 import { describeDuration } from './views.js';
 
 // The consent step: the user's decision becomes an authorization code (code grant) or tokens in
@@ -22,7 +23,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   pageHeaders(reply, [formTarget(req.redirectUri)]);
   if (decision === 'deny') {
     audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
-    return reply.redirect(redirectTo(ctx, req.redirectUri, req.responseType, { error: 'access_denied', error_description: 'The user denied access', state: req.state }), 302);
+    return reply.redirect(redirectError(ctx, req.redirectUri, req.responseType, new AccessDenied('The user denied access'), req.state), 302);
   }
   const ttlText = form.get('ttl') ?? '';
   const ttl = Number(ttlText);

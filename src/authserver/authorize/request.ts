@@ -1,5 +1,5 @@
 import type { AppContext } from '../../contract/context.js';
-import { OAuthError } from '../../platform/http/errors.js';
+import { InvalidRequest, OAuthError, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, grantEnabled, pkceRequired, type Client } from '../model/clients.js';
 import type { Params } from '../params.js';
@@ -41,22 +41,32 @@ const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 export class PageError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: Extract<OAuthErrorCode, 'invalid_request' | 'invalid_client'>,
     readonly title: string,
     readonly description: string,
     readonly detail: Record<string, string>,
   ) {
     super(description);
   }
+
+  /** The same problem as the JSON error body, for a caller that asked for JSON. */
+  asOAuthError(): OAuthError {
+    return new OAuthError(this.code, this.description, this.status, this.detail);
+  }
 }
 
-/** A problem reported to the client at its (verified) redirect URI. */
+/** A problem reported to the client at its (verified) redirect URI: one of the named OAuth errors. */
 export class RedirectError extends Error {
-  constructor(
-    readonly code: string,
-    readonly description: string,
-  ) {
-    super(description);
+  constructor(readonly error: OAuthError) {
+    super(error.description);
+  }
+
+  get code(): OAuthErrorCode {
+    return this.error.code;
+  }
+
+  get description(): string {
+    return this.error.description;
   }
 }
 
@@ -94,37 +104,40 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
   const errorMode: ResponseType = !params.repeated.has('response_type') && params.get('response_type') === 'token' ? 'token' : 'code';
   const partial: VerifiedTarget = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode };
 
+  // Every OAuth error of stage 2 (invalid_scope from resolveRequestedScope too) goes to the client.
   const complete = (): AuthorizationRequest => {
-    for (const name of params.repeated) throw new RedirectError('invalid_request', `The ${name} parameter is repeated`);
-    const responseType = params.get('response_type');
-    if (!responseType) throw new RedirectError('invalid_request', 'response_type is required');
-    if (responseType !== 'code' && responseType !== 'token') throw new RedirectError('unsupported_response_type', `Unsupported response_type: ${responseType}`);
-    const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
-    if (!grantEnabled(ctx.config, grant)) throw new RedirectError('unsupported_response_type', `response_type=${responseType} is turned off on this server (the ${grant} grant)`);
-    if (!client.grantTypes.includes(grant)) throw new RedirectError('unauthorized_client', `The client is not registered for the ${grant} grant`);
-    let scope: string[];
     try {
-      scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: responseType === 'code' ? 'authorization_code' : 'implicit' });
+      return checkRest();
     } catch (e) {
-      throw new RedirectError('invalid_scope', (e as OAuthError).description);
+      throw e instanceof OAuthError ? new RedirectError(e) : e;
     }
+  };
+  const checkRest = (): AuthorizationRequest => {
+    for (const name of params.repeated) throw new InvalidRequest(`The ${name} parameter is repeated`);
+    const responseType = params.get('response_type');
+    if (!responseType) throw new InvalidRequest('response_type is required');
+    if (responseType !== 'code' && responseType !== 'token') throw new UnsupportedResponseType(`Unsupported response_type: ${responseType}`);
+    const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
+    if (!grantEnabled(ctx.config, grant)) throw new UnsupportedResponseType(`response_type=${responseType} is turned off on this server (the ${grant} grant)`);
+    if (!client.grantTypes.includes(grant)) throw new UnauthorizedClient(`The client is not registered for the ${grant} grant`);
+    const scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: responseType === 'code' ? 'authorization_code' : 'implicit' });
     let codeChallenge: string | null = null;
     if (responseType === 'code') {
       const challenge = params.get('code_challenge');
       const method = params.get('code_challenge_method');
       if (challenge === undefined) {
-        if (client.public) throw new RedirectError('invalid_request', 'PKCE is required for public clients: send code_challenge with code_challenge_method=S256');
-        if (pkceRequired(ctx.config, client)) throw new RedirectError('invalid_request', 'PKCE is required for this client: send code_challenge with code_challenge_method=S256');
-        if (method !== undefined) throw new RedirectError('invalid_request', 'code_challenge_method without code_challenge');
+        if (client.public) throw new InvalidRequest('PKCE is required for public clients: send code_challenge with code_challenge_method=S256');
+        if (pkceRequired(ctx.config, client)) throw new InvalidRequest('PKCE is required for this client: send code_challenge with code_challenge_method=S256');
+        if (method !== undefined) throw new InvalidRequest('code_challenge_method without code_challenge');
       } else {
-        if (method !== 'S256') throw new RedirectError('invalid_request', 'code_challenge_method must be S256');
-        if (!isWellFormedPkceValue(challenge)) throw new RedirectError('invalid_request', 'code_challenge is malformed');
+        if (method !== 'S256') throw new InvalidRequest('code_challenge_method must be S256');
+        if (!isWellFormedPkceValue(challenge)) throw new InvalidRequest('code_challenge is malformed');
         codeChallenge = challenge;
       }
     }
     const prompt = new Set((params.get('prompt') ?? '').split(' ').filter(Boolean));
-    for (const value of prompt) if (!PROMPTS.has(value)) throw new RedirectError('invalid_request', `Unknown prompt value: ${value}`);
-    if (prompt.has('none') && prompt.size > 1) throw new RedirectError('invalid_request', 'prompt=none cannot be combined with other values');
+    for (const value of prompt) if (!PROMPTS.has(value)) throw new InvalidRequest(`Unknown prompt value: ${value}`);
+    if (prompt.has('none') && prompt.size > 1) throw new InvalidRequest('prompt=none cannot be combined with other values');
     return { ...partial, responseType, scope, codeChallenge, prompt };
   };
   return { partial, complete };
@@ -142,6 +155,11 @@ export function redirectTo(ctx: AppContext, redirectUri: string, responseType: R
   if (responseType === 'token') url.hash = new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString();
   else for (const [k, v] of entries) url.searchParams.append(k, String(v));
   return url.toString();
+}
+
+/** An OAuth error answered at the client's redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1). */
+export function redirectError(ctx: AppContext, redirectUri: string, responseType: ResponseType, error: OAuthError, state: string | undefined): string {
+  return redirectTo(ctx, redirectUri, responseType, { error: error.code, error_description: error.description, state });
 }
 
 /** The form-action source that lets a consent POST be redirected to the client. */

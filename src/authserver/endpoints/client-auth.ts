@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { OAuthError } from '../../platform/http/errors.js';
+import { InvalidClient, InvalidRequest } from '../../platform/http/errors.js';
 import { constantTimeEqual, sha256 } from '../../platform/crypto/secrets.js';
 import type { Params } from '../params.js';
 import { findClient, type Client } from '../model/clients.js';
@@ -13,12 +13,6 @@ export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'n
 export interface AuthenticatedClient {
   client: Client;
   method: ClientAuthMethod;
-}
-
-const BASIC_CHALLENGE = 'Basic realm="gatehouse", charset="UTF-8"';
-
-export function invalidClient(description: string, detail: Record<string, string> = { client: 'authentication failed' }): OAuthError {
-  return new OAuthError('invalid_client', description, 401, detail, { 'www-authenticate': BASIC_CHALLENGE });
 }
 
 /** RFC 6749 §2.3.1: the Basic user name and password are form-urlencoded before base64. */
@@ -56,13 +50,13 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
   let method: ClientAuthMethod;
   if (authorization !== undefined && /^Basic\s/i.test(authorization)) {
     const basic = parseBasic(authorization);
-    if (!basic) throw invalidClient('Malformed HTTP Basic credentials', { authorization: 'malformed Basic credentials' });
+    if (!basic) throw new InvalidClient('Malformed HTTP Basic credentials', { authorization: 'malformed Basic credentials' });
     if (bodySecret !== undefined)
-      throw new OAuthError('invalid_request', 'Use one client authentication method, not two', 400, {
+      throw new InvalidRequest('Use one client authentication method, not two', {
         client_secret: 'must not be sent together with HTTP Basic authentication',
       });
     if (bodyId !== undefined && bodyId !== basic.id)
-      throw new OAuthError('invalid_request', 'client_id does not match the authenticated client', 400, {
+      throw new InvalidRequest('client_id does not match the authenticated client', {
         client_id: 'differs from the HTTP Basic user name',
       });
     ({ id, secret } = basic);
@@ -72,7 +66,7 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
     secret = bodySecret;
     method = secret === undefined ? 'none' : 'client_secret_post';
   } else {
-    throw invalidClient('Client authentication is required', { client_id: 'is required (or HTTP Basic authentication)' });
+    throw new InvalidClient('Client authentication is required', { client_id: 'is required (or HTTP Basic authentication)' });
   }
 
   const client = await findClient(ctx, id);
@@ -80,10 +74,10 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
   const presented = secret === undefined ? null : sha256(secret);
   if (!client) {
     if (presented) constantTimeEqual(presented, presented);
-    throw invalidClient('Unknown client or bad credentials');
+    throw new InvalidClient('Unknown client or bad credentials');
   }
   if (client.public) {
-    if (method !== 'none') throw invalidClient('A public client has no secret', { client_secret: 'a public client has none' });
+    if (method !== 'none') throw new InvalidClient('A public client has no secret', { client_secret: 'a public client has none' });
     return { client, method };
   }
   if (presented !== null) {
@@ -93,5 +87,5 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
     const current = await findClient(ctx, id, true);
     if (current && matches(current)) return { client: current, method };
   }
-  throw invalidClient('Unknown client or bad credentials');
+  throw new InvalidClient('Unknown client or bad credentials');
 }

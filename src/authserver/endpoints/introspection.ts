@@ -1,6 +1,7 @@
 import type { AppContext } from '../../contract/context.js';
 import { accessTokenKey, sha256 } from '../../platform/crypto/secrets.js';
-import { authenticateClient, invalidClient } from './client-auth.js';
+import { InvalidClient } from '../../platform/http/errors.js';
+import { authenticateClient } from './client-auth.js';
 import { oauthEndpoint } from './oauth-endpoint.js';
 import { activeFrom, matchingToken } from '../../contract/active-token.js';
 import { findGrant } from '../tokens.js';
@@ -20,7 +21,7 @@ export function introspectionEndpoint(ctx: AppContext) {
   return oauthEndpoint(async (request, params) => {
     const { client } = await authenticateClient(ctx, request, params);
     if (client.public)
-      throw invalidClient('Introspection needs a confidential client', { client_id: 'must be a confidential client' });
+      throw new InvalidClient('Introspection needs a confidential client', { client_id: 'must be a confidential client' });
     const token = params.require('token');
     const hint = params.get('token_type_hint');
     const kinds = hint === 'refresh_token' ? [refresh, access] : [access, refresh];

@@ -3,7 +3,8 @@ import type { Config } from '../../platform/config/load.js';
 import type { AppContext } from '../../contract/context.js';
 import { CODE_CHALLENGE_METHODS } from '../pkce.js';
 import { scopeUniverse } from '../../contract/scopes.js';
-import { GRANT_TYPES, grantEnabled } from '../model/client.js';
+import { grantEnabled } from '../model/client.js';
+import { GRANTS, RESPONSE_TYPES } from '../grants/registry.js';
 
 // Authorization server metadata (RFC 8414) at {publicUrl}/.well-known/oauth-authorization-server.
 // The issuer identifier is publicUrl: with a path-less publicUrl this is exactly the RFC 8414
@@ -13,12 +14,6 @@ import { GRANT_TYPES, grantEnabled } from '../model/client.js';
 export function issuerOf(config: Config): string {
   return config.publicUrl;
 }
-
-/** Each response type and the grant it belongs to: listed only while that grant is enabled (auth.grants). */
-const RESPONSE_TYPES = [
-  ['code', 'authorization_code'],
-  ['token', 'implicit'],
-] as const;
 
 export const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
@@ -31,11 +26,12 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     token_endpoint: `${auth}/token`,
     revocation_endpoint: `${auth}/revocation`,
     introspection_endpoint: `${auth}/introspection`,
+    // Each listed only while its grant is enabled (auth.grants).
     response_types_supported: RESPONSE_TYPES.filter(([, grant]) => grantEnabled(config, grant)).map(([type]) => type),
     response_modes_supported: ['query', 'fragment'],
     // RFC 9207: every authorization response carries `iss` (authorize/request.ts, redirectTo).
     authorization_response_iss_parameter_supported: true,
-    grant_types_supported: GRANT_TYPES.filter((g) => grantEnabled(config, g)),
+    grant_types_supported: GRANTS.filter((g) => grantEnabled(config, g.grantType)).map((g) => g.grantType),
     scopes_supported: scopeUniverse(ctx.collections),
     code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

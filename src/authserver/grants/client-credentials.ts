@@ -1,4 +1,4 @@
-import { OAuthError } from '../../platform/http/errors.js';
+import { UnauthorizedClient } from '../../platform/http/errors.js';
 import { CLIENT_ITSELF, resolveRequestedScope } from '../scope-request.js';
 import { issueTokens } from '../tokens.js';
 import { clientSubject } from '../model/users.js';
@@ -13,7 +13,7 @@ export const clientCredentialsGrant: TokenGrant = {
   parameters: ['scope'],
   async handler(ctx, request, { client }, params) {
     if (client.public)
-      throw new OAuthError('unauthorized_client', 'A public client cannot use client_credentials', 400, {
+      throw new UnauthorizedClient('A public client cannot use client_credentials', {
         grant_type: 'needs a confidential client',
       });
     const scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, CLIENT_ITSELF);

@@ -9,11 +9,20 @@ import { findUserById } from '../model/users.js';
 import { withAdminRule } from '../scope-request.js';
 import { ADMIN_SCOPE } from '../../contract/scope-name.js';
 
-/** The shape every grant module exports: the token endpoint dispatches on `grantType`. */
+/**
+ * The shape every grant module of the token endpoint exports, listed in registry.ts: the token
+ * endpoint dispatches on `grantType`.
+ */
 export interface TokenGrant {
   grantType: Exclude<GrantType, 'implicit'>;
-  /** The parameters this grant reads, besides grant_type and client authentication. */
+  /**
+   * The parameters this grant reads, besides grant_type and client authentication: the only ones
+   * `params` answers in `handler` (reading another throws; a parameter sent and not read is ignored,
+   * RFC 6749 §3.2).
+   */
   parameters: readonly string[];
+  /** The response_type that starts it at the authorization endpoint, if any (RFC 6749 §3.1.1). */
+  responseType?: 'code';
   handler(ctx: AppContext, request: FastifyRequest, caller: AuthenticatedClient, params: Params): Promise<TokenResponse>;
 }
 

@@ -1,4 +1,4 @@
-import { OAuthError } from '../../platform/http/errors.js';
+import { InvalidGrant } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { issueTokens, issuesRefreshTokens } from '../tokens.js';
@@ -21,7 +21,7 @@ export const passwordGrant: TokenGrant = {
 
     const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
     if ('retryAfter' in outcome) throw throttled(outcome.retryAfter);
-    if ('failed' in outcome) throw new OAuthError('invalid_grant', 'Invalid username or password', 400, { password: 'does not match the username' });
+    if ('failed' in outcome) throw new InvalidGrant('Invalid username or password', { password: 'does not match the username' });
 
     const scope = resolveRequestedScope(requested, client, ctx.collections, { user: outcome.user, via: 'password' });
     const { auth } = ctx.config;

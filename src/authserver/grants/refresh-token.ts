@@ -1,4 +1,4 @@
-import { OAuthError } from '../../platform/http/errors.js';
+import { InvalidGrant, InvalidScope } from '../../platform/http/errors.js';
 import { sha256 } from '../../platform/crypto/secrets.js';
 import { parseScope } from '../scope-request.js';
 import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
@@ -9,7 +9,6 @@ import { withAdminRuleNow, type TokenGrant } from './grant.js';
 // retires the old one; presenting a retired one again revokes the whole grant. The new tokens
 // never outlive the grant, i.e. the validity the user chose.
 
-const invalidGrant = (description: string) => new OAuthError('invalid_grant', description, 400, { refresh_token: description });
 const REUSED = 'The refresh token was already used; the authorization is revoked';
 
 export const refreshTokenGrant: TokenGrant = {
@@ -18,16 +17,16 @@ export const refreshTokenGrant: TokenGrant = {
   async handler(ctx, request, { client }, params) {
     const presented = params.require('refresh_token');
     const row = await findRefreshTokenRow(ctx.store, sha256(presented));
-    if (!row || row.client_id !== client.id) throw invalidGrant('Unknown refresh token');
+    if (!row || row.client_id !== client.id) throw new InvalidGrant('Unknown refresh token', { refresh_token: 'Unknown refresh token' });
     const grant = await findGrant(ctx, row.grant_id);
 
     if (row.used_at !== null) {
       await revokeAfterReplay(ctx, request.log, row.grant_id, 'refresh.reused', { client_id: client.id, subject: grant?.subject, reason: 'a rotated refresh token was presented again' });
-      throw invalidGrant(REUSED);
+      throw new InvalidGrant(REUSED, { refresh_token: REUSED });
     }
     const now = Date.now();
-    if (!grant || grant.revokedAt !== null) throw invalidGrant('The authorization was revoked');
-    if (Number(row.expires_at) <= now || grant.expiresAt <= now) throw invalidGrant('The refresh token has expired');
+    if (!grant || grant.revokedAt !== null) throw new InvalidGrant('The authorization was revoked', { refresh_token: 'The authorization was revoked' });
+    if (Number(row.expires_at) <= now || grant.expiresAt <= now) throw new InvalidGrant('The refresh token has expired', { refresh_token: 'The refresh token has expired' });
 
     const held = row.scope.split(' ').filter(Boolean);
     // Under the admin rule as it stands now: the client's registration or the user's right may have changed.
@@ -37,12 +36,12 @@ export const refreshTokenGrant: TokenGrant = {
     if (requested !== undefined) {
       const parsed = parseScope(requested);
       if (parsed === null || parsed.length === 0)
-        throw new OAuthError('invalid_scope', 'The scope parameter is malformed', 400, { scope: 'must be space-separated scope values' });
+        throw new InvalidScope('The scope parameter is malformed', { scope: 'must be space-separated scope values' });
       const wider = parsed.filter((s) => !held.includes(s));
       if (wider.length)
-        throw new OAuthError('invalid_scope', `Scope exceeds the original grant: ${wider.join(' ')}`, 400, { scope: `not granted: ${wider.join(' ')}` });
+        throw new InvalidScope(`Scope exceeds the original grant: ${wider.join(' ')}`, { scope: `not granted: ${wider.join(' ')}` });
       scope = holding.filter((s) => parsed.includes(s));
-      if (scope.length === 0) throw new OAuthError('invalid_scope', 'The admin scope is no longer granted to this client', 400, { scope: 'admin: not for this user or client' });
+      if (scope.length === 0) throw new InvalidScope('The admin scope is no longer granted to this client', { scope: 'admin: not for this user or client' });
     }
 
     const response = await issueTokens(ctx, request.log, {
@@ -58,7 +57,7 @@ export const refreshTokenGrant: TokenGrant = {
     });
     if (!response) {
       await revokeAfterReplay(ctx, request.log, row.grant_id, 'refresh.reused', { client_id: client.id, subject: grant.subject, reason: 'concurrent refresh' });
-      throw invalidGrant(REUSED);
+      throw new InvalidGrant(REUSED, { refresh_token: REUSED });
     }
     return response;
   },

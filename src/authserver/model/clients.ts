@@ -242,7 +242,7 @@ export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: s
   return write(ctx.store, async (tx) => {
     const record = await findClientRecord(tx, id);
     if (!record) return null;
-    if (record.public) throw new NotApplicable(`client "${id}" is public: it has no secret`);
+    if (record.public) throw new NotApplicable(`client "${id}" is public: it has no secret`, 'client_secret');
     await updateClientSecret(tx, id, secretHash);
     const client = toClient({ ...record, secretHash });
     clientEvent(tx, 'client.updated', client, actor);

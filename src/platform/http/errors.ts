@@ -3,6 +3,9 @@
 
 export type Detail = Record<string, string>;
 
+/** A 429's Retry-After: whole seconds, at least 1. */
+const retryAfter = (seconds: number): string => String(Math.max(1, Math.ceil(seconds)));
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -19,10 +22,13 @@ export class ApiError extends Error {
   }
 }
 
-/** An error of the authorization endpoints: RFC 6749 §5.2 fields plus SPEC's `detail`. */
+/**
+ * An error of the authorization server: RFC 6749 §5.2 fields plus `detail` (docs/oauth.md). Thrown
+ * as one of the named classes below; built from its parts only where the code is data (PageError).
+ */
 export class OAuthError extends ApiError {
   constructor(
-    readonly code: string,
+    readonly code: OAuthErrorCode,
     readonly description: string,
     status = 400,
     detail: Detail = {},
@@ -34,6 +40,113 @@ export class OAuthError extends ApiError {
 
   override body(): Record<string, unknown> {
     return { error: this.code, error_description: this.description, detail: this.detail };
+  }
+}
+
+// The OAuth error catalogue: one class per error code the authorization server answers with
+// (RFC 6749 §4.1.2.1, §5.2; docs/oauth.md). Each fixes its code, status and headers; a handler
+// names the error and says what is wrong, never the wire shape.
+
+/** Every `error` value the authorization server sends, in a body or at a redirect URI. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'login_required'
+  | 'consent_required'
+  | 'temporarily_unavailable'
+  | 'too_many_requests';
+
+/** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
+export class InvalidRequest extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_request', description, 400, detail);
+  }
+}
+
+const BASIC_CHALLENGE = 'Basic realm="gatehouse", charset="UTF-8"';
+
+/** RFC 6749 §5.2: client authentication failed; 401 with the Basic challenge. */
+export class InvalidClient extends OAuthError {
+  constructor(description: string, detail: Detail = { client: 'authentication failed' }) {
+    super('invalid_client', description, 401, detail, { 'www-authenticate': BASIC_CHALLENGE });
+  }
+}
+
+/** RFC 6749 §5.2: the code, refresh token or resource owner credentials are not good. */
+export class InvalidGrant extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_grant', description, 400, detail);
+  }
+}
+
+/** RFC 6749 §5.2: this client may not use this grant. */
+export class UnauthorizedClient extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('unauthorized_client', description, 400, detail);
+  }
+}
+
+/** RFC 6749 §5.2: a grant type this server does not offer. */
+export class UnsupportedGrantType extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('unsupported_grant_type', description, 400, detail);
+  }
+}
+
+/** RFC 6749 §5.2: a scope unknown, malformed, or beyond what the client or grant holds. */
+export class InvalidScope extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_scope', description, 400, detail);
+  }
+}
+
+/** 429 of a throttled sign-in, with Retry-After (in whole seconds, at least 1). */
+export class TooManyRequests extends OAuthError {
+  constructor(retryAfterSeconds: number, description: string, detail: Detail = {}) {
+    super('too_many_requests', description, 429, detail, { 'retry-after': retryAfter(retryAfterSeconds) });
+  }
+}
+
+/** RFC 6749 §5.2 / §4.1.2.1: the service cannot answer now (maintenance), with Retry-After. */
+export class TemporarilyUnavailable extends OAuthError {
+  constructor(retryAfterSeconds: number, description: string, detail: Detail = {}) {
+    super('temporarily_unavailable', description, 503, detail, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+// Answered only at a client's redirect URI (authserver/authorize): their status is never sent.
+
+/** RFC 6749 §4.1.2.1: a response_type this server does not offer (or turned off). */
+export class UnsupportedResponseType extends OAuthError {
+  constructor(description: string) {
+    super('unsupported_response_type', description);
+  }
+}
+
+/** RFC 6749 §4.1.2.1: the user said no. */
+export class AccessDenied extends OAuthError {
+  constructor(description: string) {
+    super('access_denied', description);
+  }
+}
+
+/** OpenID Connect Core §3.1.2.6: prompt=none without a signed-in user. */
+export class LoginRequired extends OAuthError {
+  constructor(description: string) {
+    super('login_required', description);
+  }
+}
+
+/** OpenID Connect Core §3.1.2.6: prompt=none and no grant covers the request. */
+export class ConsentRequired extends OAuthError {
+  constructor(description: string) {
+    super('consent_required', description);
   }
 }
 
@@ -51,6 +164,6 @@ export const payloadTooLarge = (message = 'Request body too large', detail: Deta
 export const unsupportedMediaType = (message: string, detail: Detail = {}) => new ApiError(415, message, detail);
 export const unprocessable = (message: string, detail: Detail = {}) => new ApiError(422, message, detail);
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests', detail: Detail = {}) =>
-  new ApiError(429, message, detail, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  new ApiError(429, message, detail, { 'retry-after': retryAfter(retryAfterSeconds) });
 export const serviceUnavailable = (retryAfterSeconds: number, message: string, detail: Detail = {}) =>
   new ApiError(503, message, detail, { 'retry-after': String(retryAfterSeconds) });
