@@ -80,22 +80,8 @@ export class TestServer {
   }
 
   /** JSON request helper: returns status, headers and the parsed body (null when empty). */
-  async json(method: string, target: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await this.fetch(target, {
-      method,
-      headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: Json = null;
-    if (text) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = { __text: text };
-      }
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+  json(method: string, target: string, body?: unknown, headers: Record<string, string> = {}) {
+    return jsonRequest((t, init) => this.fetch(t, init), method, target, body, headers);
   }
 
   /** Runs a gatehouse CLI command against this server's config and data dir. */
@@ -117,6 +103,31 @@ export class TestServer {
     await this.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
+}
+
+/** A JSON request through `fetch` (TestServer's or the in-process app's): status, headers, the parsed body (null when empty) and the text. */
+export async function jsonRequest(
+  fetchFn: (target: string, init: RequestInit) => Promise<Response>,
+  method: string,
+  target: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetchFn(target, {
+    method,
+    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: Json = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { __text: text };
+    }
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
 export function tempDir(prefix = 'gatehouse-test-'): string {
