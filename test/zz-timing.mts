@@ -1,0 +1,14 @@
+const t0 = Date.now();
+const { startApp } = await import('./helpers/app.ts');
+const { apiClient } = await import('./helpers/tokens.ts');
+const t1 = Date.now();
+const s = await startApp();
+const t2 = Date.now();
+const a = await apiClient(s, 'x');
+const t3 = Date.now();
+for (let i = 0; i < 50; i++) await a.json('GET', '/v1/zoos');
+const t4 = Date.now();
+const s2 = await startApp();
+const t5 = Date.now();
+await s.cleanup(); await s2.cleanup();
+console.log({ imports: t1 - t0, start: t2 - t1, token: t3 - t2, gets50: t4 - t3, start2: t5 - t4, close: Date.now() - t5 });
