@@ -30,6 +30,8 @@ export interface AppOptions {
    * can be spawned on it for the commands cli() does not run in-process (grant list, webhook list…).
    */
   file?: boolean;
+  /** The app's log level (default warn, as a spawned server's LOG_LEVEL); output() returns the lines. */
+  logLevel?: string;
   /** Another database instead (a PostgreSQL URL from createPgDatabase). */
   database?: string;
 }
@@ -57,8 +59,14 @@ export class InProcessApp {
     readonly ctx: AppContext,
     readonly dataDir: string,
     readonly configFile: string,
+    private readonly logLines: string[],
   ) {
     this.dispatch = app.server.listeners('request')[0] as DispatchFunc;
+  }
+
+  /** The app's log lines so far (JSON, one per line), as TestServer.output() gives a process's. */
+  output(): string {
+    return this.logLines.join('');
   }
 
   get url(): string {
@@ -100,19 +108,22 @@ export class InProcessApp {
   }
 
   /**
-   * The CLI's seeding commands (`user add`, `user admin`, `client add`) run as the model calls
-   * the CLI makes, printing what it prints; any other command spawns the real CLI, which needs
-   * the database in a file (`file: true`).
+   * The CLI's seeding commands (`user add` with a password, `user admin on|off`, `client add`)
+   * run as the model calls the CLI makes and print what it prints. Anything else — another
+   * command, or a seeding command the model refuses, whose message is the CLI's to word — runs
+   * the real CLI, which needs the database in a file (`startApp({ file: true })`); in memory a
+   * refusal answers status 1 with the model's message.
    */
   async cli(args: string[], input?: string): Promise<RunResult> {
+    const inMemory = this.ctx.config.storage.database === 'sqlite::memory:';
     try {
       const out = await seedCommand(this.ctx, args, input);
       if (out !== undefined) return { status: 0, stdout: JSON.stringify(out, null, 2) + '\n', stderr: '' };
     } catch (e) {
-      if (e instanceof InvalidInput || e instanceof AlreadyExists || e instanceof NotApplicable) return { status: 1, stdout: '', stderr: `gatehouse: ${e.message}\n` };
-      throw e;
+      if (!(e instanceof InvalidInput || e instanceof AlreadyExists || e instanceof NotApplicable)) throw e;
+      if (inMemory) return { status: 1, stdout: '', stderr: `gatehouse: ${e.message}\n` };
     }
-    if (this.ctx.config.storage.database === 'sqlite::memory:') throw new Error(`gatehouse ${args.join(' ')}: runs only on a database file (startApp({ file: true }))`);
+    if (inMemory) throw new Error(`gatehouse ${args.join(' ')}: runs only on a database file (startApp({ file: true }))`);
     return runCli([...args, '--config', this.configFile, '--data-dir', this.dataDir], { input });
   }
 
@@ -133,9 +144,10 @@ export async function startApp(options: AppOptions = {}): Promise<InProcessApp> 
   const config = resolveConfig(settled, configFile, { dataDir, port: PUBLIC_PORT, env: APP_ENV });
   const ctx = await openContext(config);
   try {
-    const app = await buildApp(ctx, await certificate(), { logLevel: 'silent' });
+    const logLines: string[] = [];
+    const app = await buildApp(ctx, await certificate(), { logLevel: options.logLevel ?? 'warn', logStream: { write: (line) => void logLines.push(line) } });
     await app.ready();
-    return new InProcessApp(app, ctx, dataDir, configFile);
+    return new InProcessApp(app, ctx, dataDir, configFile, logLines);
   } catch (e) {
     await closeContext(ctx);
     throw e;
@@ -163,12 +175,19 @@ const CLIENT_SWITCHES: Record<string, string> = { '--public': 'public', '--verif
 async function seedCommand(ctx: AppContext, args: string[], input?: string): Promise<Json | undefined> {
   const [noun, verb, name, ...rest] = args;
   if (noun === 'user' && verb === 'add') {
-    const flags = new Set(rest.filter((a) => a.startsWith('--')));
-    const password = flags.has('--password-stdin') ? (input ?? '').replace(/\r?\n$/, '') : rest[rest.indexOf('--password') + 1];
-    if (!flags.has('--password-stdin') && !flags.has('--password')) return undefined;
-    return describeUser(await createUser(ctx, name, password, { admin: flags.has('--admin') }));
+    let password: string | undefined;
+    let admin = false;
+    for (let i = 0; i < rest.length; i++) {
+      if (rest[i] === '--password') password = rest[++i];
+      else if (rest[i] === '--password-stdin') password = (input ?? '').replace(/\r?\n$/, '');
+      else if (rest[i] === '--admin') admin = true;
+      else return undefined;
+    }
+    // Without a password the CLI generates and prints one: the real CLI's to do.
+    if (password === undefined) return undefined;
+    return describeUser(await createUser(ctx, name, password, { admin }));
   }
-  if (noun === 'user' && verb === 'admin') {
+  if (noun === 'user' && verb === 'admin' && (rest[0] === 'on' || rest[0] === 'off') && rest.length === 1) {
     const changed = await setUserAdmin(ctx, name, rest[0] === 'on');
     if (!changed) throw new InvalidInput(`there is no user named "${name}"`, {});
     return describeUser(changed);
