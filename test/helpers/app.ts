@@ -86,13 +86,7 @@ export class InProcessApp {
     const headers: Record<string, string> = { ...FETCH_DEFAULTS, host: url.host };
     for (const [k, v] of request.headers) headers[k] = v;
     const payload = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
-    const res = await inject(this.dispatch, {
-      method: request.method as 'GET',
-      url: url.pathname + url.search,
-      headers,
-      payload,
-      remoteAddress: '127.0.0.1',
-    });
+    const res = await this.send(request.method, url, headers, payload);
     const out = new Headers();
     for (const [k, v] of Object.entries(res.headers)) {
       if (v === undefined) continue;
@@ -100,6 +94,17 @@ export class InProcessApp {
     }
     const empty = request.method === 'HEAD' || [204, 205, 304].includes(res.statusCode);
     return new Response(empty ? null : res.rawPayload, { status: res.statusCode, statusText: res.statusMessage, headers: out });
+  }
+
+  /** As undici's `request`: only the headers given (no fetch defaults such as Accept: *\/*). */
+  async request(target: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}) {
+    const url = new URL(/^https?:/.test(target) ? target : this.url + target);
+    const res = await this.send(options.method ?? 'GET', url, { host: url.host, ...options.headers }, options.body);
+    return { statusCode: res.statusCode, headers: res.headers, body: { arrayBuffer: async () => res.rawPayload, text: async () => res.payload } };
+  }
+
+  private send(method: string, url: URL, headers: Record<string, string>, payload?: string | Buffer) {
+    return inject(this.dispatch, { method: method as 'GET', url: url.pathname + url.search, headers, payload, remoteAddress: '127.0.0.1' });
   }
 
   /** JSON request helper: returns status, headers and the parsed body (null when empty). */
