@@ -155,6 +155,8 @@ export function runCli(args: string[], options: { env?: Record<string, string | 
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+const START_TIMEOUT_MS = 90_000;
+
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? tempDir();
@@ -167,7 +169,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   );
   const chunks: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${chunks.join('')}`)), 30_000);
+    // A server that did not start is killed: left running, it would keep the test file's process
+    // alive after its tests (the runner then waits for that file forever). The wait is long
+    // because a loaded machine (six test runs on two cores) has taken over 30 s to start one.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s:\n${chunks.join('')}`));
+    }, START_TIMEOUT_MS);
     const onData = (d: Buffer) => {
       chunks.push(d.toString());
       const m = /gatehouse listening on (https:\/\/\S+)/.exec(chunks.join(''));
