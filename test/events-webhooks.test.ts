@@ -2,6 +2,7 @@
 // with the `standardwebhooks` package: CLI and admin API, filters, retries after a 500, no redirect
 // followed, SSRF refusals (https only, private addresses, a name that resolves to one), and after a
 // SIGKILL right after a burst of writes every acknowledged write's event is still delivered.
+// Spawned server (test/helpers/server.ts), not in process: webhook delivery runs in the serving process, and the CLI beside it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import dns from 'node:dns/promises';

@@ -1,5 +1,6 @@
 // Prometheus metrics: a separate plain-HTTP listener (metrics.port / METRICS_PORT / --metrics-port,
 // loopback by default) answering GET /metrics; the HTTPS port never serves them.
+// Spawned server (test/helpers/server.ts), not in process: a second (plain-HTTP) listener and the ports the process opens.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
