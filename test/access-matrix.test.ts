@@ -3,11 +3,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { ALL_SCOPES, apiClient, asBearer, registerClient, requestToken, secretOf, type ApiClient } from './helpers/tokens.js';
 
-let server: TestServer;
-let expiring: TestServer;
+let server: InProcessApp;
+let expiring: InProcessApp;
 let owner: ApiClient;
 let other: ApiClient;
 const records: Record<string, { own: string; foreign: string; ownUrl: string; foreignUrl: string; listUrl: string }> = {};
@@ -37,7 +37,7 @@ async function create(client: ApiClient, collection: Collection, mark: string, z
 }
 
 before(async () => {
-  [server, expiring] = await Promise.all([startServer(), startServer({ config: { auth: { accessTokenTtl: 3 } } })]);
+  [server, expiring] = await Promise.all([startApp(), startApp({ config: { auth: { accessTokenTtl: 3 } } })]);
   owner = await apiClient(server, 'owner-app');
   other = await apiClient(server, 'other-app');
   const ownZoo = await create(owner, 'zoos', 'own');
@@ -101,7 +101,7 @@ test('a token in the query string is not accepted', async () => {
 });
 
 test('an expired token: 401 on every collection', async () => {
-  registerClient(expiring, 'short-lived');
+  await registerClient(expiring, 'short-lived');
   const issued = await requestToken(expiring, 'short-lived', ALL_SCOPES);
   assert.equal(issued.status, 200);
   assert.ok(issued.body.expires_in >= 2 && issued.body.expires_in <= 3, `expires_in ${issued.body.expires_in}`);
@@ -238,7 +238,7 @@ interface MacToken {
 }
 
 async function macToken(scope: string): Promise<MacToken> {
-  registerClient(server, 'mac-app', { tokenType: 'mac' });
+  await registerClient(server, 'mac-app', { tokenType: 'mac' });
   const res = await requestToken(server, 'mac-app', scope);
   assert.equal(res.status, 200, JSON.stringify(res.body));
   assert.equal(res.body.token_type, 'mac');

@@ -3,12 +3,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { apiClient, type ApiClient } from './helpers/tokens.js';
 
-let server: TestServer;
+let server: InProcessApp;
 before(async () => {
-  server = await startServer({ config: { api: { rateLimit: null } } });
+  server = await startApp({ config: { api: { rateLimit: null } } });
 });
 after(async () => {
   await server?.cleanup();

@@ -2,12 +2,12 @@
 // flood of bad tokens is limited too. 429 with Retry-After, RateLimit-* headers and the JSON body.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { apiClient, assertApiError } from './helpers/tokens.js';
 
-let server: TestServer;
+let server: InProcessApp;
 before(async () => {
-  server = await startServer({ config: { api: { rateLimit: { max: 5, window: 60 } } } });
+  server = await startApp({ config: { api: { rateLimit: { max: 5, window: 60 } } } });
 });
 after(async () => {
   await server?.cleanup();

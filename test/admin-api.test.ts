@@ -3,12 +3,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { startServer, type Json, type TestServer } from './helpers/server.js';
+import { type Json } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { assertApiError } from './helpers/tokens.js';
 
 const PASSWORD = 'a-good-password-1';
-let server: TestServer;
+let server: InProcessApp;
 let bot: RegisteredClient;
 let app: RegisteredClient;
 let adminToken: string;
@@ -17,10 +18,10 @@ const call = (method: string, path: string, body?: unknown, token = adminToken) 
   server.json(method, `/admin/v1${path}`, body, token ? { authorization: `Bearer ${token}` } : {});
 
 before(async () => {
-  server = await startServer();
-  bot = addClient(server, 'ops-bot', ['--grant', 'client_credentials', '--scope', 'admin']);
-  app = addClient(server, 'an-app', ['--grant', 'password', '--grant', 'client_credentials', '--scope', 'zoos:read zoos:write']);
-  addUser(server, 'alice', PASSWORD);
+  server = await startApp();
+  bot = await addClient(server, 'ops-bot', ['--grant', 'client_credentials', '--scope', 'admin']);
+  app = await addClient(server, 'an-app', ['--grant', 'password', '--grant', 'client_credentials', '--scope', 'zoos:read zoos:write']);
+  await addUser(server, 'alice', PASSWORD);
   const t = await post(server, 'token', { grant_type: 'client_credentials', scope: 'admin' }, { auth: basic(bot.client_id, bot.client_secret!) });
   assert.equal(t.status, 200, JSON.stringify(t.body));
   adminToken = t.body.access_token;

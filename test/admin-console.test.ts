@@ -4,10 +4,10 @@
 // the headers of every page, maintenance mode, and HTML or JSON errors.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, authorizeUrl, basic, CookieJar, hiddenField, introspect, page, post, signIn as oauthSignIn, unescapeHtml, type Page, type RegisteredClient } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let app: RegisteredClient;
 let jar: CookieJar;
 let csrf: string;
@@ -25,11 +25,11 @@ async function consoleSignIn(username: string, password: string, into = new Cook
 const consoleBindingName = (j: CookieJar) => [...j.cookies.keys()].find((k) => k.endsWith('gatehouse_admin_browser'))!;
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'root', 'root-password-1');
-  assert.equal(server.cli(['user', 'admin', 'root', 'on']).status, 0);
-  addUser(server, 'frank', 'frank-password-1');
-  app = addClient(server, 'zoo-planner', ['--grant', 'password', '--grant', 'authorization_code', '--redirect-uri', 'https://planner.example/cb']);
+  server = await startApp({ file: true });
+  await addUser(server, 'root', 'root-password-1');
+  assert.equal((await server.cli(['user', 'admin', 'root', 'on'])).status, 0);
+  await addUser(server, 'frank', 'frank-password-1');
+  app = await addClient(server, 'zoo-planner', ['--grant', 'password', '--grant', 'authorization_code', '--redirect-uri', 'https://planner.example/cb']);
   const signed = await consoleSignIn('root', 'root-password-1');
   assert.equal(signed.answer.status, 303, signed.answer.html);
   jar = signed.jar;
@@ -75,11 +75,11 @@ test('sign-in: a non-admin with the right password gets 403 "not an admin" and n
 });
 
 test('sign-in is the throttled signIn of the login page: failures anywhere count, then 429 with Retry-After even for the right password', async () => {
-  const throttled = await startServer({ config: { auth: { loginThrottle: { max: 2, window: 60 } } } });
+  const throttled = await startApp({ file: true,  config: { auth: { loginThrottle: { max: 2, window: 60 } } } });
   try {
-    addUser(throttled, 'root', 'root-password-1');
-    assert.equal(throttled.cli(['user', 'admin', 'root', 'on']).status, 0);
-    const bot = addClient(throttled, 'bot', ['--grant', 'password']);
+    await addUser(throttled, 'root', 'root-password-1');
+    assert.equal((await throttled.cli(['user', 'admin', 'root', 'on'])).status, 0);
+    const bot = await addClient(throttled, 'bot', ['--grant', 'password']);
     // One failure through the password grant, one through the console.
     const grant = await post(throttled, 'token', { grant_type: 'password', username: 'root', password: 'wrong-1' }, { auth: basic(bot.client_id, bot.client_secret!) });
     assert.equal(grant.status, 400);
@@ -279,7 +279,7 @@ test('a client\'s browser origins, home page and verification are set in the con
   assert.match(shown.html, /<code>https:\/\/other\.example<\/code><br><code>http:\/\/127\.0\.0\.1:5173<\/code>/);
   assert.match(shown.html, /<dt>Home page<\/dt><dd><code>https:\/\/spa\.example\/about<\/code>/);
   assert.match(shown.html, /<dt>Verified<\/dt><dd>yes/);
-  const api = JSON.parse(server.cli(['client', 'list', '--json']).stdout).find((c: { client_id: string }) => c.client_id === 'spa-c');
+  const api = JSON.parse((await server.cli(['client', 'list', '--json'])).stdout).find((c: { client_id: string }) => c.client_id === 'spa-c');
   assert.deepEqual(api.origins, ['https://spa.example', 'https://other.example', 'http://127.0.0.1:5173']);
   assert.equal((await page(server, jar, '/admin/clients/spa-c/delete', { csrf_token: csrf })).status, 303);
 });
@@ -291,16 +291,16 @@ test('a resource server (may introspect every token) and a PKCE requirement are 
   assert.match(shown.html, /<dt>Resource server<\/dt><dd>yes/);
   assert.match(shown.html, /<dt>PKCE required<\/dt><dd>yes/);
   assert.match(shown.html, /name="introspect" value="yes" checked/);
-  const listed = () => JSON.parse(server.cli(['client', 'list', '--json']).stdout).find((c: { client_id: string }) => c.client_id === 'rs-c');
-  assert.equal(listed().introspect, true);
-  assert.equal(listed().require_pkce, true);
+  const listed = async () => JSON.parse((await server.cli(['client', 'list', '--json'])).stdout).find((c: { client_id: string }) => c.client_id === 'rs-c');
+  assert.equal((await listed()).introspect, true);
+  assert.equal((await listed()).require_pkce, true);
   // Unticking both: the form sends neither.
   const saved = await page(server, jar, '/admin/clients/rs-c', { csrf_token: csrf, grant_types: 'authorization_code', redirect_uris: 'https://rs.example/cb', token_type: 'bearer' });
   assert.equal(saved.status, 303, saved.html);
   shown = await page(server, jar, '/admin/clients/rs-c');
   assert.match(shown.html, /<dt>Resource server<\/dt><dd>no/);
-  assert.equal(listed().introspect, false);
-  assert.equal(listed().require_pkce, false);
+  assert.equal((await listed()).introspect, false);
+  assert.equal((await listed()).require_pkce, false);
   const pub = await page(server, jar, '/admin/clients', { csrf_token: csrf, client_id: 'rs-p', type: 'public', grant_types: 'authorization_code', redirect_uris: 'https://rs.example/cb', introspect: 'yes', token_type: 'bearer' });
   assert.equal(pub.status, 400);
   assert.match(pub.html, /id="f-introspect-error">[^<]*public client cannot introspect/);
@@ -352,12 +352,12 @@ test('the console cookie alone never authorizes the admin API; a login-page sess
 });
 
 test('an admin whose right is taken away is refused at the next request, and the session ends', async () => {
-  addUser(server, 'temp-admin', 'temp-password-1');
-  assert.equal(server.cli(['user', 'admin', 'temp-admin', 'on']).status, 0);
+  await addUser(server, 'temp-admin', 'temp-password-1');
+  assert.equal((await server.cli(['user', 'admin', 'temp-admin', 'on'])).status, 0);
   const { jar: mine, answer } = await consoleSignIn('temp-admin', 'temp-password-1');
   assert.equal(answer.status, 303);
   assert.equal((await page(server, mine, '/admin/clients')).status, 200);
-  assert.equal(server.cli(['user', 'admin', 'temp-admin', 'off']).status, 0);
+  assert.equal((await server.cli(['user', 'admin', 'temp-admin', 'off'])).status, 0);
   const refused = await page(server, mine, '/admin/clients');
   assert.equal(refused.status, 403);
   assert.match(refused.html, /Not an admin/);
@@ -457,7 +457,7 @@ test('webhooks: add (the secret shown once), refused URLs named, the delivery pa
   const after = await page(server, jar, '/admin/webhooks');
   assert.match(after.html, /https:\/\/hooks\.example\/gatehouse/);
   assert.ok(!after.html.includes(secret[1]));
-  const listed = JSON.parse(server.cli(['webhook', 'list', '--json']).stdout);
+  const listed = JSON.parse((await server.cli(['webhook', 'list', '--json'])).stdout);
   assert.deepEqual(listed.find((w: { id: string }) => w.id === id).events, ['record.created', 'record.deleted']);
   for (const [url, status] of [
     [`/admin/webhooks/${id}`, 200],

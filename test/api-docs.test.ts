@@ -2,6 +2,7 @@
 // over the generated OpenAPI document with its oauth2 scheme; strict CSP (no inline script).
 // In Chromium: it renders the collections' operations with no CSP violation, axe finds nothing
 // serious or critical, screenshots at 1280×800 and 390×844 (test-results/docs-*.png).
+// Spawned server (test/helpers/server.ts), not in process: Chromium loads the reference UI from the running server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

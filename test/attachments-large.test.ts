@@ -4,6 +4,7 @@
 // with streaming, against 91–110 MiB when the body was buffered whole (measured 2026-11-25): the
 // bound below tells the two apart. Later 10 MiB uploads, with the dead socket buffers collected
 // every 2 MiB (src/platform/http/body-garbage.ts), raise it by less than 5 MiB.
+// Spawned server (test/helpers/server.ts), not in process: the server process's memory (RSS) during an upload is measured.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

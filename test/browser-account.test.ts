@@ -2,6 +2,7 @@
 // token is refused by /v1), and the login, consent, account and error pages are photographed at
 // 1280×800 and 390×844 (test-results/user-*.png) and checked with axe-core (no serious or critical
 // finding), with no CSP violation and no horizontal overflow on the phone.
+// Spawned server (test/helpers/server.ts), not in process: Chromium drives the pages over HTTPS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

@@ -3,6 +3,7 @@
 // a grant, switch maintenance mode; without JavaScript too. Every page is photographed at
 // 1280×800 and 390×844 (test-results/admin-*.png), checked with axe-core (no serious or critical
 // finding), for horizontal overflow on the phone, and for CSP violations.
+// Spawned server (test/helpers/server.ts), not in process: Chromium drives the console over HTTPS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

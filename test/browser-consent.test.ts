@@ -1,6 +1,7 @@
 // The login and consent pages in a real browser (headless Chromium): sign in, untick a scope,
 // pick a validity, allow, land on the client's redirect URI with a code; the implicit grant with
 // a client page whose script reads the token from the fragment; screenshots for a visual check.
+// Spawned server (test/helpers/server.ts), not in process: Chromium drives the pages over HTTPS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

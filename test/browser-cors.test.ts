@@ -2,6 +2,7 @@
 // uses it) in headless Chromium: the authorization code + PKCE flow of a public client, the token
 // request and GET /v1/zoos by fetch — allowed by CORS for the client's registered origin; the same
 // calls from an origin no client lists are blocked by the browser.
+// Spawned server (test/helpers/server.ts), not in process: Chromium enforces CORS between two real origins.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -2,6 +2,7 @@
 // gatehouse's own callback page (not on a port where nothing listens), which shows the code and a
 // curl that redeems it. Screenshots at 1280×800 and 390×844 (test-results/demo-callback-*.png),
 // checked with axe-core (no serious or critical finding) and for horizontal overflow on the phone.
+// Spawned server (test/helpers/server.ts), not in process: the demo's start-up banner and Chromium on its callback page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // `gatehouse migrate`: brings the database in line with the config. A filter added to a collection
 // later gets its column and index, backfilled from the stored records; nothing is dropped.
+// Spawned server (test/helpers/server.ts), not in process: the CLI against the database a server was started on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';

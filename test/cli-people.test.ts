@@ -1,5 +1,6 @@
 // The command line for people: --version, usage errors in two lines, tables on a terminal and JSON
 // otherwise, `grant list` / `grant revoke` and `user passwd` against a running server.
+// Spawned server (test/helpers/server.ts), not in process: the CLI's own output and exit status, beside a running server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,6 +1,7 @@
 // gatehouse client remove / user remove / client rotate-secret against a running server: what was
 // issued stops working within the revalidation bound (one second), the credentials stop working,
 // nothing else changes (a rotated secret leaves the issued tokens alone).
+// Spawned server (test/helpers/server.ts), not in process: the CLI's removals as a running server sees them (its caches' bound).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';

@@ -4,10 +4,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { validate } from '@readme/openapi-parser';
-import { freePort, startServer, type TestServer } from './helpers/server.js';
+import { freePort } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let base: string; // https://127.0.0.1:<port>/api
 let a: ApiClient;
 let b: ApiClient;
@@ -16,7 +17,7 @@ const SCOPES = 'notes:read notes:write tags:read tags:write';
 before(async () => {
   const port = await freePort();
   base = `https://127.0.0.1:${port}/api`;
-  server = await startServer({
+  server = await startApp({
     rawConfig: {
       server: { host: '127.0.0.1', port, publicUrl: base },
       auth: { demo: false },
@@ -35,7 +36,6 @@ before(async () => {
         tags: { parent: { collection: 'notes', field: 'note_id' }, schema: { type: 'object', properties: { label: { type: 'string' } } } },
       },
     },
-    args: ['--port', String(port)],
   });
   assert.equal(server.url, base);
   a = await apiClient(server, 'cfg-a', SCOPES);

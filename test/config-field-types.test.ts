@@ -1,6 +1,7 @@
 // Filter and sort fields whose type the config implies rather than states: an `enum` (or `const`)
 // without `type` takes the type of its values, and `type: [T, "null"]` is a nullable T. On SQLite
 // and, when it is reachable, PostgreSQL; a mixed enum stops the server with a message naming the field.
+// Spawned server (test/helpers/server.ts), not in process: a bad config must stop the process with its message.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';

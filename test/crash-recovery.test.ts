@@ -3,6 +3,7 @@
 // password grants. After a restart on the same data dir / database, everything whose success
 // response reached a client must still be there: every 201 record (same fields), every 200 token
 // (still accepted). Requests without an answer are unknown and not counted. One test per engine.
+// Spawned server (test/helpers/server.ts), not in process: SIGKILL and a restart on the same data.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';

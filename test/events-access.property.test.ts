@@ -2,6 +2,7 @@
 // `shared` one (articles); readers of either subject with random read scopes. Every reader's feed
 // and stream carry exactly the events of the records that token could GET, in order — nothing
 // more, nothing less — and refused writes leave no event.
+// Spawned server (test/helpers/server.ts), not in process: event streams (Server-Sent Events) stay open, which inject cannot read.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

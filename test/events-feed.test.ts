@@ -1,6 +1,7 @@
 // Events (DESIGN.md "Events"): the outbox as GET /v1/events shows it to a token — exactly the
 // events of the records it could GET — as JSON pages with a long poll and as Server-Sent Events;
 // every admin-side type on GET /admin/v1/events. Black-box over HTTPS against the real server.
+// Spawned server (test/helpers/server.ts), not in process: event streams and long polls stay open, which inject cannot read.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';

@@ -2,6 +2,7 @@
 // database and one Redis. A stream on B sees writes made on A within a second; a reader following
 // the feed while both instances write concurrently gets every event exactly once (ids become
 // visible in order); a webhook's events are each attempted by one instance.
+// Spawned server (test/helpers/server.ts), not in process: two instances on PostgreSQL and Redis.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';

@@ -2,6 +2,7 @@
 // with the `standardwebhooks` package: CLI and admin API, filters, retries after a 500, no redirect
 // followed, SSRF refusals (https only, private addresses, a name that resolves to one), and after a
 // SIGKILL right after a burst of writes every acknowledged write's event is still delivered.
+// Spawned server (test/helpers/server.ts), not in process: webhook delivery runs in the serving process, and the CLI beside it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import dns from 'node:dns/promises';
@@ -135,7 +136,7 @@ test('a 500 is retried after 5 s; a redirect is not followed and counts as a fai
   receiver.respond = () => ({ status: 204 });
 });
 
-test('SSRF: http, loopback and private addresses are refused; a name resolving to one is refused at delivery', async () => {
+test('SSRF: http, loopback and private addresses are refused; a name resolving to one is refused at delivery', async (t) => {
   for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://10.1.2.3/hook', 'https://[::1]/hook', 'https://localhost/hook', 'https://169.254.169.254/latest', 'not a url'])
     assertApiError(await admin('POST', '/webhooks', { url }, strict, strictAdmin), 400, ['url']);
   const cli = strict.cli(['webhook', 'add', 'https://192.168.1.1/hook']);
@@ -144,7 +145,11 @@ test('SSRF: http, loopback and private addresses are refused; a name resolving t
   // A host name is checked where it resolves, when delivering (DNS rebinding).
   const host = os.hostname();
   const resolved = await dns.lookup(host).catch(() => null);
-  if (!resolved || !/^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(resolved.address)) return;
+  if (!resolved || !/^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(resolved.address)) {
+    // Reported, not silently passed: the delivery-time check needs a host name that resolves to a private address.
+    t.skip(`the delivery-time check not run: ${host} resolves to ${resolved?.address ?? 'nothing'}, not a private address`);
+    return;
+  }
   const hook = await admin('POST', '/webhooks', { url: `https://${host}:${receiver.port}/rebound`, collections: ['zoos'] }, strict, strictAdmin);
   assert.equal(hook.status, 201, hook.text);
   const client = await apiClient(strict, 'hook-strict');

@@ -2,7 +2,7 @@
 // Browsers enforce CORS; these tests check what the server answers that browsers rely on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, basic, sleep } from './helpers/oauth.js';
 
 const SPA = 'http://127.0.0.1:5555';
@@ -11,12 +11,12 @@ const OTHER = 'http://localhost:6666';
 const STRANGER = 'https://evil.example.net';
 const SECRET = 'cors-client-secret-0123456789abcdefghij';
 
-let server: TestServer;
+let server: InProcessApp;
 before(async () => {
-  server = await startServer();
+  server = await startApp({ file: true });
   // A browser app's client: origins from its redirect URI and from --origin.
-  addClient(server, 'spa', ['--secret', SECRET, '--grant', 'client_credentials', '--redirect-uri', `${SPA}/callback`, '--origin', SPA_EXTRA]);
-  addClient(server, 'other', ['--secret', SECRET, '--grant', 'client_credentials', '--redirect-uri', `${OTHER}/cb`]);
+  await addClient(server, 'spa', ['--secret', SECRET, '--grant', 'client_credentials', '--redirect-uri', `${SPA}/callback`, '--origin', SPA_EXTRA]);
+  await addClient(server, 'other', ['--secret', SECRET, '--grant', 'client_credentials', '--redirect-uri', `${OTHER}/cb`]);
 });
 after(async () => server?.cleanup());
 
@@ -36,20 +36,20 @@ function preflight(target: string, origin: string, method = 'PATCH', headers = '
 
 const varyOf = (res: Response) => (res.headers.get('vary') ?? '').toLowerCase().split(/\s*,\s*/);
 
-test('client add prints its origins: the redirect URIs\' and the --origin ones', () => {
-  const shown = server.cli(['client', 'list', '--json']);
+test('client add prints its origins: the redirect URIs\' and the --origin ones', async () => {
+  const shown = (await server.cli(['client', 'list', '--json']));
   assert.equal(shown.status, 0, shown.stderr);
   const spa = (JSON.parse(shown.stdout) as { client_id: string; origins: string[] }[]).find((c) => c.client_id === 'spa')!;
   assert.deepEqual(spa.origins, [SPA, SPA_EXTRA]);
 });
 
-test('a bad --origin is refused by name, nothing registered', () => {
+test('a bad --origin is refused by name, nothing registered', async () => {
   for (const origin of ['https://app.example.com/', 'https://app.example.com/path', 'http://app.example.com', 'not a url', 'https://user@app.example.com']) {
-    const r = server.cli(['client', 'add', 'bad-origin', '--secret', SECRET, '--grant', 'client_credentials', '--origin', origin]);
+    const r = (await server.cli(['client', 'add', 'bad-origin', '--secret', SECRET, '--grant', 'client_credentials', '--origin', origin]));
     assert.notEqual(r.status, 0, origin);
     assert.match(r.stderr, /--origin/, origin);
   }
-  assert.doesNotMatch(server.cli(['client', 'list', '--json']).stdout, /bad-origin/);
+  assert.doesNotMatch((await server.cli(['client', 'list', '--json'])).stdout, /bad-origin/);
 });
 
 test('/v1 preflight from an origin of some client: 204 with the methods, headers and max-age; never credentials', async () => {
@@ -164,10 +164,10 @@ test('the token and revocation endpoints answer the origins of registered client
 test('a client registered while the server runs is honoured within a second, and its removal too', async () => {
   const late = 'https://late.example.org';
   assert.equal((await preflight('/v1/zoos', late)).status, 403);
-  addClient(server, 'late', ['--secret', SECRET, '--grant', 'client_credentials', '--origin', late]);
+  await addClient(server, 'late', ['--secret', SECRET, '--grant', 'client_credentials', '--origin', late]);
   await sleep(1100);
   assert.equal((await preflight('/v1/zoos', late)).status, 204);
-  const removed = server.cli(['client', 'remove', 'late']);
+  const removed = (await server.cli(['client', 'remove', 'late']));
   assert.equal(removed.status, 0, removed.stderr);
   await sleep(1100);
   assert.equal((await preflight('/v1/zoos', late)).status, 403);

@@ -3,13 +3,13 @@
 // A maintenance 503 is logged as a warning without a stack.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { sleep } from './helpers/oauth.js';
 
 const HTML = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'; // what Chromium sends
-let server: TestServer;
+let server: InProcessApp;
 before(async () => {
-  server = await startServer();
+  server = await startApp({ file: true });
 });
 after(async () => server?.cleanup());
 
@@ -53,7 +53,7 @@ test('/v1 answers JSON whatever the browser prefers', async () => {
 });
 
 test('maintenance: a 503 page with Retry-After on /oauth for a browser, JSON elsewhere, logged as a warning without a stack', async () => {
-  assert.equal(server.cli(['maintenance', 'on']).status, 0);
+  assert.equal((await server.cli(['maintenance', 'on'])).status, 0);
   try {
     let r = await get('/oauth/authorize?response_type=code&client_id=x', HTML);
     for (let i = 0; i < 30 && r.status !== 503; i++) {
@@ -76,6 +76,6 @@ test('maintenance: a 503 page with Retry-After on /oauth for a browser, JSON els
       assert.equal(JSON.stringify(record).includes('"stack"'), false, line);
     }
   } finally {
-    assert.equal(server.cli(['maintenance', 'off']).status, 0);
+    assert.equal((await server.cli(['maintenance', 'off'])).status, 0);
   }
 });

@@ -1,6 +1,7 @@
 // The error and status policy for every path: `{ error, detail }` JSON bodies with
 // Content-Type application/json, never 200 on error, never 301/302/307, no stack traces, no
 // Server or X-Powered-By header — including what Node's HTTP parser rejects before any route.
+// Spawned server (test/helpers/server.ts), not in process: raw requests that Node's HTTP parser rejects before any route.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';

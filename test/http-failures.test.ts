@@ -1,6 +1,7 @@
 // What a client sees when something fails inside gatehouse (not the client's fault): a JSON 500
 // with a request id, nothing of the cause; the cause in the log under that id; the process goes on.
 // And overload: 503 + Retry-After while the event loop lags, /health still answering.
+// Spawned server (test/helpers/server.ts), not in process: overload (event-loop lag) and the process going on after a failure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';

@@ -10,6 +10,7 @@
 // Reproduce a run with FUZZ_SEED=<seed printed at the start>. FUZZ_RUNS (default 20400) and
 // FUZZ_CONCURRENCY (default 24) tune the volume. A failing request is replayed from its seed and
 // run index, shrunk by fast-check, and printed with its bytes.
+// Spawned server (test/helpers/server.ts), not in process: broken framing and raw bytes on real connections.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // 400, 404, 405, 413, 415, 429, 503 in maintenance, a request that waited for the turn gate), the
 // connection still serves its next request — or the answer said `Connection: close` and the
 // connection closed. Raw HTTP/1.1 over node:tls, so that nothing but the server decides.
+// Spawned server (test/helpers/server.ts), not in process: what happens to the connection after an early answer.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';

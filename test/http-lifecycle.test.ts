@@ -1,5 +1,6 @@
 // The process around the API: maintenance mode (503 + Retry-After, /health stays up), SIGTERM
 // exits 0 after draining, and the self-signed certificate made on first start is reused.
+// Spawned server (test/helpers/server.ts), not in process: signals, draining, and the certificate made on first start.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';

@@ -4,13 +4,13 @@
 // never 5xx, never a notice or label that was not asked for.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, page, type RegisteredClient } from './helpers/oauth.js';
 
 const NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 const CB = 'https://client.example/cb';
 
-let server: TestServer;
+let server: InProcessApp;
 let web: RegisteredClient;
 let adminToken: string;
 let consoleJar: CookieJar;
@@ -18,11 +18,11 @@ let consoleCsrf: string;
 let userId: string;
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'root', 'root-password-1');
-  assert.equal(server.cli(['user', 'admin', 'root', 'on']).status, 0);
-  addUser(server, 'ada', 'ada-password-1');
-  web = addClient(server, 'web', ['--grant', 'authorization_code', '--grant', 'password', '--grant', 'client_credentials', '--redirect-uri', CB, '--scope', 'admin zoos:read']);
+  server = await startApp();
+  await addUser(server, 'root', 'root-password-1');
+  assert.equal((await server.cli(['user', 'admin', 'root', 'on'])).status, 0);
+  await addUser(server, 'ada', 'ada-password-1');
+  web = await addClient(server, 'web', ['--grant', 'authorization_code', '--grant', 'password', '--grant', 'client_credentials', '--redirect-uri', CB, '--scope', 'admin zoos:read']);
   const tokens = await server.fetch('/oauth/token', {
     method: 'POST',
     headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', authorization: basic('web', web.client_secret!) },

@@ -1,5 +1,6 @@
 // server.trustProxy: behind a TLS-terminating proxy, a request that did not arrive over HTTPS
 // (X-Forwarded-Proto other than https) is refused with 403 JSON; /health stays reachable.
+// Spawned server (test/helpers/server.ts), not in process: whether a request arrived over TLS is the point.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, type TestServer } from './helpers/server.js';

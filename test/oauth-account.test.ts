@@ -3,18 +3,18 @@
 // A forged, another user's or a CSRF-less revoke changes nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, obtainCode, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 
 const REDIRECT = 'https://planner.example/cb';
-let server: TestServer;
+let server: InProcessApp;
 let planner: RegisteredClient;
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'ada', 'ada-password-1');
-  addUser(server, 'bob', 'bob-password-1');
-  planner = addClient(server, 'planner', ['--name', 'Zoo Planner', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+  server = await startApp({ file: true });
+  await addUser(server, 'ada', 'ada-password-1');
+  await addUser(server, 'bob', 'bob-password-1');
+  planner = await addClient(server, 'planner', ['--name', 'Zoo Planner', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
 });
 after(async () => server?.cleanup());
 
@@ -152,8 +152,8 @@ test('the login and consent pages link to the account page; JSON clients get JSO
 });
 
 test('the consent and account pages show a client\'s home page; the consent page says when the operator has not verified it', async () => {
-  addClient(server, 'homely', ['--name', 'Homely', '--uri', 'https://homely.example/about', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
-  addClient(server, 'vouched', ['--name', 'Vouched', '--verified', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+  await addClient(server, 'homely', ['--name', 'Homely', '--uri', 'https://homely.example/about', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+  await addClient(server, 'vouched', ['--name', 'Vouched', '--verified', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
   const jar = new CookieJar();
   const { signIn } = await import('./helpers/oauth.js');
   const homely = await signIn(server, jar, '/oauth/authorize?response_type=code&client_id=homely&scope=zoos%3Aread', 'bob', 'bob-password-1');
@@ -162,9 +162,9 @@ test('the consent and account pages show a client\'s home page; the consent page
   const vouched = await signIn(server, jar, '/oauth/authorize?response_type=code&client_id=vouched&scope=zoos%3Aread', 'bob', 'bob-password-1');
   assert.doesNotMatch(vouched.html, /has not verified/);
   assert.doesNotMatch(vouched.html, /Home page:/);
-  const listed = JSON.parse(server.cli(['client', 'list', '--json']).stdout) as { client_id: string; uri: string | null; verified: boolean }[];
+  const listed = JSON.parse((await server.cli(['client', 'list', '--json'])).stdout) as { client_id: string; uri: string | null; verified: boolean }[];
   assert.deepEqual(listed.filter((c) => c.client_id === 'homely' || c.client_id === 'vouched').map((c) => [c.client_id, c.uri, c.verified]), [['homely', 'https://homely.example/about', false], ['vouched', null, true]]);
-  const bad = server.cli(['client', 'add', 'bad-uri', '--uri', 'javascript:alert(1)', '--grant', 'client_credentials']);
+  const bad = (await server.cli(['client', 'add', 'bad-uri', '--uri', 'javascript:alert(1)', '--grant', 'client_credentials']));
   assert.notEqual(bad.status, 0);
   assert.match(bad.stderr, /--uri/);
 });

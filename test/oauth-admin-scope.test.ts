@@ -6,11 +6,11 @@
 // ends the grants that carry it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, decide, introspect, page, post, redirectParams, signIn, type Page, type RegisteredClient } from './helpers/oauth.js';
 
 const PASSWORD = 'a-good-password-1';
-let server: TestServer;
+let server: InProcessApp;
 let app: RegisteredClient;
 let bot: RegisteredClient;
 let plainBot: RegisteredClient;
@@ -21,22 +21,22 @@ let adminWeb: RegisteredClient;
 const CB = 'https://app.example/cb';
 
 before(async () => {
-  server = await startServer();
-  const root = addUser(server, 'root', PASSWORD);
+  server = await startApp({ file: true });
+  const root = await addUser(server, 'root', PASSWORD);
   assert.equal(root.admin, false);
-  const made = server.cli(['user', 'add', 'boss', '--admin', '--password', PASSWORD]);
+  const made = (await server.cli(['user', 'add', 'boss', '--admin', '--password', PASSWORD]));
   assert.equal(made.status, 0, made.stderr);
   assert.equal(JSON.parse(made.stdout).admin, true);
-  addUser(server, 'plain', PASSWORD);
-  app = addClient(server, 'console-app', ['--grant', 'password', '--grant', 'client_credentials', '--scope', 'admin zoos:read zoos:write']);
-  noAdminApp = addClient(server, 'zoo-app', ['--grant', 'password', '--scope', 'zoos:read']);
-  bot = addClient(server, 'ops-bot', ['--grant', 'client_credentials', '--scope', 'admin zoos:read']);
-  plainBot = addClient(server, 'plain-bot', ['--grant', 'client_credentials']);
+  await addUser(server, 'plain', PASSWORD);
+  app = await addClient(server, 'console-app', ['--grant', 'password', '--grant', 'client_credentials', '--scope', 'admin zoos:read zoos:write']);
+  noAdminApp = await addClient(server, 'zoo-app', ['--grant', 'password', '--scope', 'zoos:read']);
+  bot = await addClient(server, 'ops-bot', ['--grant', 'client_credentials', '--scope', 'admin zoos:read']);
+  plainBot = await addClient(server, 'plain-bot', ['--grant', 'client_credentials']);
   const browserGrants = ['--grant', 'authorization_code', '--grant', 'implicit', '--grant', 'refresh_token', '--redirect-uri', CB];
   // Registered without --scope: every collection scope, never admin.
-  spa = addClient(server, 'spa', ['--public', ...browserGrants]);
-  web = addClient(server, 'web', [...browserGrants, '--grant', 'password']);
-  adminWeb = addClient(server, 'admin-web', [...browserGrants, '--scope', 'admin zoos:read zoos:write']);
+  spa = await addClient(server, 'spa', ['--public', ...browserGrants]);
+  web = await addClient(server, 'web', [...browserGrants, '--grant', 'password']);
+  adminWeb = await addClient(server, 'admin-web', [...browserGrants, '--scope', 'admin zoos:read zoos:write']);
 });
 after(async () => server?.cleanup());
 
@@ -91,16 +91,16 @@ test('user admin off: the grants that carry admin end at once; the others stay',
   // Another app: a narrower sign-in to the same app would replace (and narrow) the admin grant.
   const zoos = await password(noAdminApp, 'boss', 'zoos:read');
   assert.equal((await introspect(server, admin.body.access_token, app)).active, true);
-  const off = server.cli(['user', 'admin', 'boss', 'off']);
+  const off = (await server.cli(['user', 'admin', 'boss', 'off']));
   assert.equal(off.status, 0, off.stderr);
   assert.equal(JSON.parse(off.stdout).admin, false);
   assert.equal((await introspect(server, admin.body.access_token, app)).active, false);
   assert.equal((await introspect(server, zoos.body.access_token, noAdminApp)).active, true);
   assert.equal((await password(app, 'boss', 'admin')).body.error, 'invalid_scope');
-  assert.equal(server.cli(['user', 'admin', 'boss', 'on']).status, 0);
+  assert.equal((await server.cli(['user', 'admin', 'boss', 'on'])).status, 0);
   assert.equal((await password(app, 'boss', 'admin')).status, 200);
-  assert.equal(server.cli(['user', 'admin', 'nobody', 'on']).status, 1);
-  assert.equal(server.cli(['user', 'admin', 'boss', 'maybe']).status, 1);
+  assert.equal((await server.cli(['user', 'admin', 'nobody', 'on'])).status, 1);
+  assert.equal((await server.cli(['user', 'admin', 'boss', 'maybe'])).status, 1);
 });
 
 // The browser flows. Each attack walks the real pages with the admin user signed in.

@@ -2,18 +2,18 @@
 // events with client id, subject and reason — and never a secret.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, obtainCode, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let app: RegisteredClient;
 const CB = 'https://client.example/cb';
 const PASSWORD = 'grace-password-1';
 
 before(async () => {
-  server = await startServer({ env: { LOG_LEVEL: 'info' } });
-  addUser(server, 'grace', PASSWORD);
-  app = addClient(server, 'app', ['--grant', 'authorization_code', '--grant', 'password', '--grant', 'refresh_token', '--redirect-uri', CB]);
+  server = await startApp({ logLevel: 'info', file: true });
+  await addUser(server, 'grace', PASSWORD);
+  app = await addClient(server, 'app', ['--grant', 'authorization_code', '--grant', 'password', '--grant', 'refresh_token', '--redirect-uri', CB]);
 });
 after(async () => {
   await server.cleanup();
@@ -68,7 +68,7 @@ test('a failed HTTP Basic client authentication is logged with the client id it 
 });
 
 test('in maintenance the token endpoint answers 503 in the RFC 6749 error shape', async () => {
-  assert.equal(server.cli(['maintenance', 'on']).status, 0);
+  assert.equal((await server.cli(['maintenance', 'on'])).status, 0);
   try {
     let res = await post(server, 'token', { grant_type: 'client_credentials' }, { auth: basic('app', app.client_secret!) });
     for (let i = 0; i < 30 && res.status !== 503; i++) {
@@ -81,6 +81,6 @@ test('in maintenance the token endpoint answers 503 in the RFC 6749 error shape'
     assert.ok(Number(res.headers.get('retry-after')) > 0);
     assert.match(res.headers.get('strict-transport-security') ?? '', /max-age/);
   } finally {
-    assert.equal(server.cli(['maintenance', 'off']).status, 0);
+    assert.equal((await server.cli(['maintenance', 'off'])).status, 0);
   }
 });

@@ -1,7 +1,7 @@
 // GET/POST /oauth/authorize: login, consent, the code and implicit grants, and the attacks on them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import {
   CookieJar,
   addClient,
@@ -21,7 +21,7 @@ import {
   type RegisteredClient,
 } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let web: RegisteredClient;
 let single: RegisteredClient;
 let other: RegisteredClient;
@@ -33,14 +33,14 @@ const PASSWORD = 'bob-password-123';
 const user = { username: 'bob', password: PASSWORD };
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'bob', PASSWORD);
+  server = await startApp();
+  await addUser(server, 'bob', PASSWORD);
   // It introspects the public clients' tokens too: it is registered as a resource server.
-  web = addClient(server, 'web', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', WEB_CB, '--redirect-uri', WEB_OTHER, '--name', 'Web <App> & "Co"', '--introspect']);
-  single = addClient(server, 'single', ['--grant', 'authorization_code', '--grant', 'implicit', '--redirect-uri', SINGLE_CB, '--scope', 'zoos:read zoos:write orders:read']);
-  addClient(server, 'spa', ['--public', '--grant', 'authorization_code', '--grant', 'implicit', '--grant', 'refresh_token', '--redirect-uri', SPA_CB]);
-  other = addClient(server, 'other', ['--grant', 'authorization_code', '--redirect-uri', WEB_CB]);
-  addClient(server, 'machine', ['--grant', 'client_credentials', '--redirect-uri', 'https://machine.example/cb']);
+  web = await addClient(server, 'web', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', WEB_CB, '--redirect-uri', WEB_OTHER, '--name', 'Web <App> & "Co"', '--introspect']);
+  single = await addClient(server, 'single', ['--grant', 'authorization_code', '--grant', 'implicit', '--redirect-uri', SINGLE_CB, '--scope', 'zoos:read zoos:write orders:read']);
+  await addClient(server, 'spa', ['--public', '--grant', 'authorization_code', '--grant', 'implicit', '--grant', 'refresh_token', '--redirect-uri', SPA_CB]);
+  other = await addClient(server, 'other', ['--grant', 'authorization_code', '--redirect-uri', WEB_CB]);
+  await addClient(server, 'machine', ['--grant', 'client_credentials', '--redirect-uri', 'https://machine.example/cb']);
 });
 after(async () => {
   await server.cleanup();

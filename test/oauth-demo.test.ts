@@ -1,5 +1,6 @@
 // The demo deployment: an empty data dir gets a demo user and client, and the printed curl
 // commands really get a token and list /v1/zoos with it; later starts print no secret.
+// Spawned server (test/helpers/server.ts), not in process: the start-up banner's curl commands and later starts on the same data dir.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

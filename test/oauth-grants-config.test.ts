@@ -2,6 +2,7 @@
 // `auth.requirePkce` / `--require-pkce` hold confidential clients to PKCE. A turned-off grant is
 // unknown to the token endpoint, its response type to the authorization endpoint and the metadata;
 // no client can be registered for it, and one registered before keeps it stored but cannot use it.
+// Spawned server (test/helpers/server.ts), not in process: clients registered under one config, then the server restarted under another.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';

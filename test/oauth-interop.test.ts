@@ -5,24 +5,23 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
-import { fetch as undiciFetch } from 'undici';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, authorizeUrl, decide, page, redirectParams, signIn, type RegisteredClient } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let web: RegisteredClient;
 let as: oauth.AuthorizationServer;
 const CB = 'https://rp.example/callback';
 
-// oauth4webapi lets the application supply fetch: this one trusts the server's self-signed certificate.
-const trustingFetch = (url: string, init: RequestInit) => undiciFetch(url, { ...(init as object), dispatcher: server.agent }) as unknown as Promise<Response>;
+// oauth4webapi lets the application supply fetch: this one is the in-process app's.
+const trustingFetch = (url: string, init: RequestInit) => server.fetch(url, init as object) as unknown as Promise<Response>;
 const opts = () => ({ [oauth.customFetch]: trustingFetch }) as const;
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'erin', 'erin-password-1');
-  web = addClient(server, 'rp', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--grant', 'client_credentials', '--redirect-uri', CB, '--name', 'Relying Party']);
-  addClient(server, 'rp-implicit', ['--grant', 'implicit', '--grant', 'authorization_code', '--redirect-uri', CB]);
+  server = await startApp();
+  await addUser(server, 'erin', 'erin-password-1');
+  web = await addClient(server, 'rp', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--grant', 'client_credentials', '--redirect-uri', CB, '--name', 'Relying Party']);
+  await addClient(server, 'rp-implicit', ['--grant', 'implicit', '--grant', 'authorization_code', '--redirect-uri', CB]);
   const issuer = new URL(server.url);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...opts() }));
 });

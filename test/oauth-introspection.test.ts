@@ -3,21 +3,21 @@
 // (`--introspect`) may introspect every token. Anything else is answered as an unknown token.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, introspect, post, type RegisteredClient } from './helpers/oauth.js';
 
 const PASSWORD = 'correct horse battery';
-let server: TestServer;
+let server: InProcessApp;
 let a: RegisteredClient; // the token's client
 let b: RegisteredClient; // another confidential client
 let rs: RegisteredClient; // a resource server
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'alice', PASSWORD);
-  a = addClient(server, 'app-a', ['--grant', 'password', '--grant', 'client_credentials', '--grant', 'refresh_token']);
-  b = addClient(server, 'app-b', ['--grant', 'client_credentials']);
-  rs = addClient(server, 'resource-server', ['--grant', 'client_credentials', '--introspect']);
+  server = await startApp();
+  await addUser(server, 'alice', PASSWORD);
+  a = await addClient(server, 'app-a', ['--grant', 'password', '--grant', 'client_credentials', '--grant', 'refresh_token']);
+  b = await addClient(server, 'app-b', ['--grant', 'client_credentials']);
+  rs = await addClient(server, 'resource-server', ['--grant', 'client_credentials', '--introspect']);
 });
 after(async () => server?.cleanup());
 

@@ -2,18 +2,18 @@
 // the longest validity on the consent page, and login brute force (password grant and login form).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, hiddenField, obtainCode, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let app: RegisteredClient;
 const CB = 'https://client.example/cb';
 
 before(async () => {
-  server = await startServer({ config: { auth: { codeTtl: 1, maxGrantTtl: 1800, loginThrottle: { max: 3, window: 60 } } } });
-  addUser(server, 'carol', 'carol-password');
-  addUser(server, 'dave', 'dave-password');
-  app = addClient(server, 'app', ['--grant', 'authorization_code', '--grant', 'password', '--redirect-uri', CB]);
+  server = await startApp({ config: { auth: { codeTtl: 1, maxGrantTtl: 1800, loginThrottle: { max: 3, window: 60 } } } });
+  await addUser(server, 'carol', 'carol-password');
+  await addUser(server, 'dave', 'dave-password');
+  app = await addClient(server, 'app', ['--grant', 'authorization_code', '--grant', 'password', '--redirect-uri', CB]);
 });
 after(async () => {
   await server.cleanup();

@@ -2,11 +2,12 @@
 // refresh rotation, one grant per user and app under racing consents. Skipped when PostgreSQL is absent (not under CI=true).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPgDatabase, pgAvailable, startServer, type TestServer } from './helpers/server.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, decide, introspect, obtainCode, post, redirectParams, signIn, sleep, type RegisteredClient } from './helpers/oauth.js';
 
 const skip = !pgAvailable && 'needs PostgreSQL';
-let server: TestServer;
+let server: InProcessApp;
 let database: { url: string; drop(): Promise<void> };
 let app: RegisteredClient;
 const CB = 'https://client.example/cb';
@@ -14,9 +15,9 @@ const CB = 'https://client.example/cb';
 before(async () => {
   if (skip) return;
   database = await createPgDatabase();
-  server = await startServer({ env: { DATABASE_URL: database.url }, config: { auth: { loginThrottle: { max: 2, window: 60 } } } });
-  addUser(server, 'judy', 'judy-password-1');
-  app = addClient(server, 'app', ['--grant', 'authorization_code', '--grant', 'password', '--grant', 'refresh_token', '--redirect-uri', CB]);
+  server = await startApp({ database: database.url, config: { auth: { loginThrottle: { max: 2, window: 60 } } } });
+  await addUser(server, 'judy', 'judy-password-1');
+  app = await addClient(server, 'app', ['--grant', 'authorization_code', '--grant', 'password', '--grant', 'refresh_token', '--redirect-uri', CB]);
 });
 after(async () => {
   if (skip) return;
@@ -46,9 +47,9 @@ test('one grant per user and app on PostgreSQL: racing consents and password sig
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return r.body;
   };
-  const grants = () => JSON.parse(server.cli(['grant', 'list', '--json', '--client', 'app']).stdout) as { id: string; scope: string; subject: string }[];
+  const grants = async () => JSON.parse((await server.cli(['grant', 'list', '--json', '--client', 'app'])).stdout) as { id: string; scope: string; subject: string }[];
   // One sign-in, then five tabs (the login throttle of this server allows 2 failures).
-  const kate = addUser(server, 'kate', 'kate-password-1');
+  const kate = await addUser(server, 'kate', 'kate-password-1');
   await signIn(server, jar, url('zoos:read'), 'kate', 'kate-password-1');
   const tabs = await Promise.all([0, 1, 2, 3, 4].map(() => signIn(server, jar, url('zoos:read zoos:write'), 'kate', 'kate-password-1')));
   const codes = await Promise.all(tabs.map(async (tab) => redirectParams((await decide(server, jar, tab)).location!).get('code')!));
@@ -57,11 +58,11 @@ test('one grant per user and app on PostgreSQL: racing consents and password sig
     ...codes.map(redeem),
   ]);
   assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
-  const [only, ...more] = grants().filter((g) => g.subject === kate.subject);
+  const [only, ...more] = (await grants()).filter((g) => g.subject === kate.subject);
   assert.equal(more.length, 0, 'one grant');
   for (const t of issued) assert.equal((await introspect(server, t.access_token, app)).active, true);
   const narrow = await redeem(redirectParams((await decide(server, jar, await signIn(server, jar, url('zoos:read'), 'kate', 'kate-password-1'))).location!).get('code')!);
-  assert.deepEqual(grants().filter((g) => g.subject === kate.subject).map((g) => [g.id, g.scope]), [[only.id, 'zoos:read']]);
+  assert.deepEqual((await grants()).filter((g) => g.subject === kate.subject).map((g) => [g.id, g.scope]), [[only.id, 'zoos:read']]);
   await sleep(1100);
   for (const t of issued) assert.equal((await introspect(server, t.access_token, app)).active, false);
   assert.equal((await introspect(server, narrow.access_token, app)).active, true);

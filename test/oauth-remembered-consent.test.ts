@@ -7,27 +7,27 @@
 // racing (two tabs) leave one grant.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, decide, introspect, page, post, redirectParams, signIn, sleep, type RegisteredClient } from './helpers/oauth.js';
 
 const REDIRECT = 'https://planner.example/cb';
-let server: TestServer;
+let server: InProcessApp;
 let client: RegisteredClient;
 let jar: CookieJar;
 let firstGrantExpiry: string;
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'rita', 'rita-password-1');
-  client = addClient(server, 'planner', ['--grant', 'authorization_code', '--grant', 'implicit', '--grant', 'refresh_token', '--grant', 'password', '--redirect-uri', REDIRECT]);
+  server = await startApp({ file: true });
+  await addUser(server, 'rita', 'rita-password-1');
+  client = await addClient(server, 'planner', ['--grant', 'authorization_code', '--grant', 'implicit', '--grant', 'refresh_token', '--grant', 'password', '--redirect-uri', REDIRECT]);
   jar = new CookieJar();
 });
 after(async () => server?.cleanup());
 
 const url = (scope: string, extra: Record<string, string> = {}) => authorizeUrl({ response_type: 'code', client_id: 'planner', redirect_uri: REDIRECT, scope, state: 's1', ...extra });
 
-function grantsOfRita(clientId = 'planner'): { id: string; scope: string; expires_at: string; client_id: string; created_at: string }[] {
-  const r = server.cli(['grant', 'list', '--json', '--client', clientId]);
+async function grantsOfRita(clientId = 'planner'): Promise<{ id: string; scope: string; expires_at: string; client_id: string; created_at: string }[]> {
+  const r = (await server.cli(['grant', 'list', '--json', '--client', clientId]));
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
 }
@@ -43,13 +43,13 @@ test('the first authorization shows the consent page; the user picks a day', asy
   const done = await decide(server, jar, consent, { ttl: 86400 });
   assert.equal(done.status, 302);
   await redeem(redirectParams(done.location!).get('code')!);
-  const grants = grantsOfRita();
+  const grants = (await grantsOfRita());
   assert.equal(grants.length, 1);
   firstGrantExpiry = grants[0].expires_at;
 });
 
 test('a request the live grant covers skips the page and issues under that same grant (no new one)', async () => {
-  const [before] = grantsOfRita();
+  const [before] = (await grantsOfRita());
   const again = await page(server, jar, url('zoos:read'));
   assert.equal(again.status, 302, 'no consent page');
   assert.ok(again.location!.startsWith(REDIRECT));
@@ -57,7 +57,7 @@ test('a request the live grant covers skips the page and issues under that same 
   assert.equal(params.get('state'), 's1');
   const tokens = await redeem(params.get('code')!);
   assert.equal(tokens.scope, 'zoos:read', 'what was asked, not the whole remembered grant');
-  const grants = grantsOfRita();
+  const grants = (await grantsOfRita());
   assert.equal(grants.length, 1, 'one grant per user and app');
   assert.equal(grants[0].id, before.id);
   assert.equal(grants[0].expires_at, firstGrantExpiry, 'never beyond the validity the user chose');
@@ -68,7 +68,7 @@ test('a request the live grant covers skips the page and issues under that same 
   const fragment = redirectParams(implicit.location!, 'fragment');
   assert.ok(fragment.get('access_token'));
   assert.ok(Number(fragment.get('expires_in')) <= 3600);
-  assert.equal(grantsOfRita().length, 1);
+  assert.equal((await grantsOfRita()).length, 1);
   assert.equal((await introspect(server, fragment.get('access_token')!, client)).active, true);
   assert.equal((await introspect(server, tokens.access_token, client)).active, true);
 });
@@ -99,7 +99,7 @@ test('prompt=none: a code when covered, consent_required when not, login_require
 });
 
 test('once the remembered grants are revoked, the page is shown again', async () => {
-  for (const g of grantsOfRita()) assert.equal(server.cli(['grant', 'revoke', g.id]).status, 0);
+  for (const g of (await grantsOfRita())) assert.equal((await server.cli(['grant', 'revoke', g.id])).status, 0);
   const after = await page(server, jar, url('zoos:read'));
   assert.equal(after.status, 200);
   assert.match(after.html, /name="decision" value="allow"/);
@@ -111,11 +111,11 @@ const password = (scope: string) =>
 test('a new consent to the same app replaces the grant: scope and validity; tokens wider than the new scope end', async () => {
   const wide = await signIn(server, jar, url('zoos:read zoos:write orders:read'), 'rita', 'rita-password-1');
   const wideTokens = await redeem(redirectParams((await decide(server, jar, wide, { ttl: 2592000 })).location!).get('code')!);
-  const [grant] = grantsOfRita();
-  assert.equal(grantsOfRita().length, 1);
+  const [grant] = (await grantsOfRita());
+  assert.equal((await grantsOfRita()).length, 1);
   assert.equal(grant.scope, 'zoos:read zoos:write orders:read');
   const narrowTokens = await redeem(redirectParams((await decide(server, jar, await signIn(server, jar, url('zoos:read'), 'rita', 'rita-password-1'), { ttl: 86400 })).location!).get('code')!);
-  const after = grantsOfRita();
+  const after = (await grantsOfRita());
   assert.equal(after.length, 1, 'replaced, not added');
   assert.equal(after[0].id, grant.id);
   assert.equal(after[0].scope, 'zoos:read');
@@ -132,7 +132,7 @@ test('a new consent to the same app replaces the grant: scope and validity; toke
   // A wider consent again keeps what is inside it.
   await redeem(redirectParams((await decide(server, jar, await signIn(server, jar, url('zoos:read orders:read'), 'rita', 'rita-password-1'), { ttl: 3600 })).location!).get('code')!);
   assert.equal((await introspect(server, narrowTokens.access_token, client)).active, true);
-  assert.equal(grantsOfRita().length, 1);
+  assert.equal((await grantsOfRita()).length, 1);
 });
 
 test('the password grant for the same user and app reuses that grant', async () => {
@@ -140,7 +140,7 @@ test('the password grant for the same user and app reuses that grant', async () 
   assert.equal(first.status, 200, JSON.stringify(first.body));
   const second = await password('zoos:read orders:read');
   assert.equal(second.status, 200);
-  const grants = grantsOfRita();
+  const grants = (await grantsOfRita());
   assert.equal(grants.length, 1);
   assert.equal(grants[0].scope, 'zoos:read orders:read');
   assert.equal((await introspect(server, first.body.access_token, client)).active, true);
@@ -151,7 +151,7 @@ test('two consents racing (two tabs): one grant', async () => {
   for (let round = 0; round < 3; round++) {
     const tabs = await Promise.all([0, 1, 2, 3].map(() => signIn(server, jar, url('zoos:read orders:read'), 'rita', 'rita-password-1')));
     const codes = await Promise.all(tabs.map(async (tab) => redirectParams((await decide(server, jar, tab)).location!).get('code')!));
-    for (const g of grantsOfRita()) assert.equal(server.cli(['grant', 'revoke', g.id]).status, 0);
+    for (const g of (await grantsOfRita())) assert.equal((await server.cli(['grant', 'revoke', g.id])).status, 0);
     await Promise.all(codes.map((code) => redeem(code)));
     const implicit = await Promise.all(
       [0, 1, 2].map(async () => {
@@ -160,6 +160,6 @@ test('two consents racing (two tabs): one grant', async () => {
       }),
     );
     await Promise.all(implicit.map((tab) => decide(server, jar, tab)));
-    assert.equal(grantsOfRita().length, 1, `round ${round}`);
+    assert.equal((await grantsOfRita()).length, 1, `round ${round}`);
   }
 });

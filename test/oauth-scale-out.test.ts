@@ -1,6 +1,7 @@
 // Two instances on one PostgreSQL + Redis: a browser session, a CSRF token and a code made on one
 // instance work on the other; a code raced on both is redeemed exactly once; login throttling
 // counts across instances (Redis). Skipped when PostgreSQL or Redis is absent (not under CI=true).
+// Spawned server (test/helpers/server.ts), not in process: two instances on PostgreSQL and Redis.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { TEST_REDIS_URL, createPgDatabase, pgAvailable, redisAvailable, startServer, type TestServer } from './helpers/server.js';

@@ -2,6 +2,7 @@
 // right one) with loginThrottle.max 5 check at most 5 passwords — every other answer is 429 with
 // Retry-After, the right password included — on SQLite, on PostgreSQL without Redis, on PostgreSQL
 // + Redis, and across two instances sharing both. A password never checked cannot be guessed.
+// Spawned server (test/helpers/server.ts), not in process: one and two instances on SQLite, PostgreSQL and Redis under a burst.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

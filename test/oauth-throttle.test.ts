@@ -2,16 +2,16 @@
 // is the client's address from X-Forwarded-For). test/oauth-throttle-race.test.ts: bursts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, type RegisteredClient } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let app: RegisteredClient;
 
 before(async () => {
-  server = await startServer({ config: { server: { trustProxy: true }, auth: { loginThrottle: { max: 2, window: 60 } } } });
-  for (const name of ['kim', 'lee', 'max']) addUser(server, name, `${name}-password-1`);
-  app = addClient(server, 'app', ['--grant', 'password']);
+  server = await startApp({ config: { server: { trustProxy: true }, auth: { loginThrottle: { max: 2, window: 60 } } } });
+  for (const name of ['kim', 'lee', 'max']) await addUser(server, name, `${name}-password-1`);
+  app = await addClient(server, 'app', ['--grant', 'password']);
 });
 after(async () => {
   await server.cleanup();

@@ -1,10 +1,11 @@
 // The token endpoint and its siblings (RFC 6749 §5, RFC 7009, RFC 7662, RFC 8414) against a real server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, introspect, post, type RegisteredClient } from './helpers/oauth.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let app: RegisteredClient; // confidential: password, client_credentials, refresh_token
 let narrow: RegisteredClient; // confidential, only zoos scopes, client_credentials only
 let macApp: RegisteredClient;
@@ -12,12 +13,12 @@ let spa: RegisteredClient; // public
 const PASSWORD = 'correct horse battery';
 
 before(async () => {
-  server = await startServer();
-  addUser(server, 'alice', PASSWORD);
-  app = addClient(server, 'app', ['--grant', 'password', '--grant', 'client_credentials', '--grant', 'refresh_token', '--name', 'The App']);
-  narrow = addClient(server, 'narrow', ['--grant', 'client_credentials', '--scope', 'zoos:read zoos:write']);
-  macApp = addClient(server, 'mac-app', ['--grant', 'password', '--grant', 'refresh_token', '--token-type', 'mac']);
-  spa = addClient(server, 'spa', ['--public', '--grant', 'password', '--grant', 'refresh_token']);
+  server = await startApp();
+  await addUser(server, 'alice', PASSWORD);
+  app = await addClient(server, 'app', ['--grant', 'password', '--grant', 'client_credentials', '--grant', 'refresh_token', '--name', 'The App']);
+  narrow = await addClient(server, 'narrow', ['--grant', 'client_credentials', '--scope', 'zoos:read zoos:write']);
+  macApp = await addClient(server, 'mac-app', ['--grant', 'password', '--grant', 'refresh_token', '--token-type', 'mac']);
+  spa = await addClient(server, 'spa', ['--public', '--grant', 'password', '--grant', 'refresh_token']);
 });
 after(async () => {
   await server.cleanup();
@@ -71,6 +72,7 @@ test('expires_in is the configured lifetime, counted from the minting (client_cr
   // The server runs with a clock that advances a millisecond at every reading: a lifetime counted
   // from a reading taken earlier in the request than the token's own issue time (as both grants
   // once did) shows up as expires_in 3599 on every token, where a busy machine showed it now and then.
+  // A spawned server: the clock is replaced in its process only (a preloaded module), not in this one.
   const ticking = await startServer({ env: { NODE_OPTIONS: `--import ${new URL('./helpers/ticking-clock.mjs', import.meta.url).pathname}` } });
   try {
     addUser(ticking, 'tick', PASSWORD);

@@ -1,5 +1,6 @@
 // gatehouse backup / restore: an online SQLite snapshot while a server keeps writing, restored into
 // another data dir; what restore refuses; and the PostgreSQL answers (pg_dump / pg_restore).
+// Spawned server (test/helpers/server.ts), not in process: the CLI backs up while a server keeps writing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';

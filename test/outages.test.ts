@@ -7,6 +7,7 @@
 //   or a crash), the pool recovers by itself within seconds, no acknowledged write is lost.
 // - SQLite on a full disk (a small tmpfs: needs root, skipped otherwise): 503, reads still served,
 //   no corruption, writes succeed again when space returns.
+// Spawned server (test/helpers/server.ts), not in process: PostgreSQL and Redis servers of its own, stopped under the running instances.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

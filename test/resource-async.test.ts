@@ -1,5 +1,6 @@
 // 303 for a repeated Idempotency-Key, 202 + /v1/jobs/{id} for a POSTed array, and "nothing
 // written half": failed requests and failed bulk items leave the records as they were.
+// Spawned server (test/helpers/server.ts), not in process: jobs and idempotency keys across a restart on the same data.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -8,18 +8,18 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FormData, request } from 'undici';
-import { startServer, type TestServer } from './helpers/server.js';
+import { FormData } from 'undici';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 import { tinyPdf, tinyPng } from './helpers/files.js';
 
 const PNG = tinyPng();
-let server: TestServer;
+let server: InProcessApp;
 let owner: ApiClient;
 let article: string;
 
 before(async () => {
-  server = await startServer({ config: { collections: { articles: { attachments: { maxBytes: 1024, types: ['image/png', 'application/pdf'] } } } } });
+  server = await startApp({ config: { collections: { articles: { attachments: { maxBytes: 1024, types: ['image/png', 'application/pdf'] } } } } });
   owner = await apiClient(server, 'writer', 'articles:read articles:write');
   article = (await owner.json('POST', '/v1/articles', { title: 'With files' })).body.id;
 });
@@ -128,8 +128,8 @@ test('link.content answers the bytes whatever Accept says (*/*, none, applicatio
     const res = await owner.fetch(href, { headers: { accept } });
     check(res.status, res.headers, Buffer.from(await res.arrayBuffer()), accept);
   }
-  // No Accept header at all (fetch would add */*): undici's request sends only what it is given.
-  const bare = await request(href, { dispatcher: server.agent, headers: { authorization: `Bearer ${owner.token}` } });
+  // No Accept header at all (fetch would add */*): request sends only what it is given.
+  const bare = await server.request(href, { headers: { authorization: `Bearer ${owner.token}` } });
   check(bare.statusCode, { get: (n) => (bare.headers[n] as string | undefined) ?? null }, Buffer.from(await bare.body.arrayBuffer()), 'none');
 
   const head = await owner.fetch(href, { method: 'HEAD', headers: { accept: '*/*' } });

@@ -4,10 +4,10 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let a: ApiClient; // owner A: every scope
 let b: ApiClient; // owner B: every scope
 let readOnly: ApiClient; // client A's subject? no: a third client with zoos:read only
@@ -17,7 +17,7 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 before(async () => {
-  server = await startServer();
+  server = await startApp();
   a = await apiClient(server, 'crud-a');
   b = await apiClient(server, 'crud-b');
   readOnly = await apiClient(server, 'crud-reader', 'zoos:read');

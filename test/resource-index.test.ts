@@ -3,11 +3,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { validate } from '@readme/openapi-parser';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 
-let server: TestServer;
+let server: InProcessApp;
 before(async () => {
-  server = await startServer();
+  server = await startApp();
 });
 after(async () => {
   await server.cleanup();

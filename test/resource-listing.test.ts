@@ -2,10 +2,10 @@
 // filters with typed values, 400 naming the parameter, Link (first/prev/next) and X-Total-Count.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 
-let server: TestServer;
+let server: InProcessApp;
 let a: ApiClient;
 let b: ApiClient;
 const CITIES = ['Berlin', 'Paris', 'Rome'];
@@ -13,7 +13,7 @@ const zoos: any[] = []; // a's 25 zoos in creation order (= id order: UUIDv7)
 let parent: any;
 
 before(async () => {
-  server = await startServer({ config: { api: { defaultLimit: 20, maxLimit: 100 } } });
+  server = await startApp({ config: { api: { defaultLimit: 20, maxLimit: 100 } } });
   a = await apiClient(server, 'list-a');
   b = await apiClient(server, 'list-b');
   for (let i = 0; i < 25; i++) {

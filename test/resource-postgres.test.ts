@@ -1,5 +1,6 @@
 // A subset of the resource API's black-box tests on the production stores: PostgreSQL
 // (DATABASE_URL) and Redis (REDIS_URL). Skipped when they are absent (the runner fails under CI=true).
+// Spawned server (test/helpers/server.ts), not in process: PostgreSQL drops the server's connections and the process must stay up.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -5,7 +5,8 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createPgDatabase, pgAvailable, startServer, type Json, type TestServer } from './helpers/server.js';
+import { createPgDatabase, pgAvailable, type Json } from './helpers/server.js';
+import { startApp, type InProcessApp } from './helpers/app.js';
 import { asBearer, assertApiError, clientToken, type ApiClient } from './helpers/tokens.js';
 
 const SCOPES = 'items:read items:write parts:read parts:write';
@@ -178,7 +179,7 @@ function queryString(filters: Filter[], sort: [string[], ('asc' | 'desc')[]], li
 for (const engine of ['SQLite', 'PostgreSQL'] as const) {
   const skip = engine === 'PostgreSQL' && !pgAvailable ? 'PostgreSQL not available' : false;
   describe(`query language on ${engine}`, { skip }, () => {
-    let server: TestServer;
+    let server: InProcessApp;
     let database: { url: string; drop(): Promise<void> } | null = null;
     let a: ApiClient;
     let other: ApiClient;
@@ -187,7 +188,7 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
     before(async () => {
       if (skip) return;
       if (engine === 'PostgreSQL') database = await createPgDatabase();
-      server = await startServer({ config, env: database ? { DATABASE_URL: database.url } : {} });
+      server = await startApp({ config, database: database?.url });
       a = asBearer(server, await clientToken(server, 'query-a', SCOPES));
       other = asBearer(server, await clientToken(server, 'query-b', SCOPES));
       for (const item of dataset()) {

@@ -1,6 +1,7 @@
 // DESIGN.md "Scale-out": two interchangeable instances on one PostgreSQL database and one Redis.
 // Tokens, revocations, quotas, maintenance and MAC nonces hold across both (sessions, codes and
 // login throttling: test/oauth-scale-out.test.ts).
+// Spawned server (test/helpers/server.ts), not in process: two instances on PostgreSQL and Redis.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';

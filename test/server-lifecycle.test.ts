@@ -1,3 +1,4 @@
+// Spawned server (test/helpers/server.ts), not in process: the process starts, listens and stops.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -5,6 +5,7 @@
 // one such turn each for their connection. With it, a turn runs a few milliseconds of
 // requests and the next connection is accepted. Nothing is lost either way; /health answers at
 // once; requests that wait too long for their turn are 503 "overloaded (queue)".
+// Spawned server (test/helpers/server.ts), not in process: a saturated process must keep accepting connections.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';

@@ -27,6 +27,8 @@ export interface BuildOptions {
   logLevel?: string;
   /** Count every answer (metrics.port set). */
   metrics?: ServerMetrics | null;
+  /** Where log lines go instead of standard output (the in-process test harness, test/helpers/app.ts, keeps them). */
+  logStream?: { write(line: string): void };
 }
 
 /** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers of SPEC.md. */
@@ -35,12 +37,12 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
   const idPrefix = randomBytes(4).toString('hex');
   let requestCount = 0;
   // Log lines are written without blocking the event loop (flushed when the server closes).
-  const logDestination = pino.destination({ dest: 1, sync: false });
+  const logDestination = options.logStream ? null : pino.destination({ dest: 1, sync: false });
   const app = Fastify({
     logger: {
       level: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
       redact: ['req.headers.authorization', 'req.headers.cookie'],
-      stream: logDestination,
+      stream: options.logStream ?? logDestination!,
     },
     logController: new LogController({ disableRequestLogging: process.env.GATEHOUSE_REQUEST_LOGS !== '1' }),
     bodyLimit: config.server.bodyLimit,
@@ -57,7 +59,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
       }),
   });
 
-  app.addHook('onClose', async () => logDestination.flushSync());
+  if (logDestination) app.addHook('onClose', async () => logDestination.flushSync());
   options.metrics?.instrument(app);
   registerErrorHandling(app, config.servesAuth ? authorizationServerErrorPage(config) : undefined);
   registerJsonParser(app);

@@ -1,8 +1,13 @@
-// Helpers for the authorization server's black-box tests: register users and clients with the
-// real CLI, walk the login/consent pages with a cookie jar, and call the token endpoints.
+// Helpers for the authorization server's tests: register users and clients with the CLI (in
+// process, by the model calls it makes: ./app.ts), walk the login/consent pages with a cookie jar,
+// and call the token endpoints. Each takes either harness (a spawned TestServer or an InProcessApp).
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import type { TestServer, Json } from './server.js';
+import type { TestServer, Json, RunResult } from './server.js';
+import type { InProcessApp } from './app.js';
+
+/** Either harness: the spawned server or the in-process app. */
+export type Target = TestServer | InProcessApp;
 
 export interface RegisteredClient {
   client_id: string;
@@ -10,16 +15,27 @@ export interface RegisteredClient {
   [k: string]: unknown;
 }
 
-export function addUser(server: TestServer, username: string, password: string): Json {
-  const r = server.cli(['user', 'add', username, '--password-stdin'], password);
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+/** The CLI's answer: at once from a spawned server's CLI, a promise from the in-process app's. */
+function onResult<T>(r: RunResult | Promise<RunResult>, read: (r: RunResult) => T): T | Promise<T> {
+  return r instanceof Promise ? r.then(read) : read(r);
 }
 
-export function addClient(server: TestServer, id: string, args: string[]): RegisteredClient {
-  const r = server.cli(['client', 'add', id, ...args]);
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+export function addUser(server: Target, username: string, password: string): Json;
+export function addUser(server: InProcessApp, username: string, password: string): Promise<Json>;
+export function addUser(server: Target, username: string, password: string): Json | Promise<Json> {
+  return onResult(server.cli(['user', 'add', username, '--password-stdin'], password), (r) => {
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout);
+  });
+}
+
+export function addClient(server: Target, id: string, args: string[]): RegisteredClient;
+export function addClient(server: InProcessApp, id: string, args: string[]): Promise<RegisteredClient>;
+export function addClient(server: Target, id: string, args: string[]): RegisteredClient | Promise<RegisteredClient> {
+  return onResult(server.cli(['client', 'add', id, ...args]), (r) => {
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as RegisteredClient;
+  });
 }
 
 export function pkcePair(): { verifier: string; challenge: string } {
@@ -71,7 +87,7 @@ export interface Page {
   location: string | null;
 }
 
-export async function page(server: TestServer, jar: CookieJar, target: string, form?: Record<string, string | string[]>): Promise<Page> {
+export async function page(server: Target, jar: CookieJar, target: string, form?: Record<string, string | string[]>): Promise<Page> {
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(form ?? {})) for (const item of Array.isArray(v) ? v : [v]) body.append(k, item);
   const res = await server.fetch(target, {
@@ -93,7 +109,7 @@ export function authorizeUrl(params: Record<string, string | undefined>): string
 }
 
 /** Opens the authorization URL, signs in if asked, and returns the consent page. */
-export async function signIn(server: TestServer, jar: CookieJar, target: string, username: string, password: string): Promise<Page> {
+export async function signIn(server: Target, jar: CookieJar, target: string, username: string, password: string): Promise<Page> {
   // The page is wanted every time, even where an earlier grant would be remembered
   // (test/oauth-remembered-consent.test.ts covers skipping it).
   if (/\/authorize\?/.test(target) && !/[?&]prompt=/.test(target)) target += '&prompt=consent';
@@ -121,7 +137,7 @@ export interface Decision {
 }
 
 /** Submits the consent form (all offered scopes and the first validity unless told otherwise). */
-export async function decide(server: TestServer, jar: CookieJar, consent: Page, d: Decision = {}): Promise<Page> {
+export async function decide(server: Target, jar: CookieJar, consent: Page, d: Decision = {}): Promise<Page> {
   const offered = [...consent.html.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => unescapeHtml(m[1]));
   const ttl = d.ttl ?? /name="ttl" value="(\d+)" checked/.exec(consent.html)?.[1] ?? '3600';
   return page(server, jar, '/oauth/authorize', {
@@ -142,7 +158,7 @@ export function redirectParams(location: string, from: 'query' | 'fragment' = 'q
 
 /** Runs the whole code flow up to the code. */
 export async function obtainCode(
-  server: TestServer,
+  server: Target,
   opts: { clientId: string; redirectUri?: string; username: string; password: string; scope?: string; challenge?: string; state?: string; decision?: Decision; jar?: CookieJar },
 ): Promise<{ code: string; params: URLSearchParams; jar: CookieJar }> {
   const jar = opts.jar ?? new CookieJar();
@@ -170,7 +186,7 @@ export async function obtainCode(
 
 /** POST to a token-style endpoint, form-encoded by default. */
 export async function post(
-  server: TestServer,
+  server: Target,
   endpoint: string,
   params: Record<string, string>,
   opts: { json?: boolean; auth?: string; raw?: string; contentType?: string } = {},
@@ -195,7 +211,7 @@ export async function post(
   return { status: res.status, headers: res.headers, body: json };
 }
 
-export async function introspect(server: TestServer, token: string, client: RegisteredClient) {
+export async function introspect(server: Target, token: string, client: RegisteredClient) {
   const r = await post(server, 'introspection', { token }, { auth: basic(client.client_id, client.client_secret!) });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body;

@@ -80,22 +80,8 @@ export class TestServer {
   }
 
   /** JSON request helper: returns status, headers and the parsed body (null when empty). */
-  async json(method: string, target: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await this.fetch(target, {
-      method,
-      headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let parsed: Json = null;
-    if (text) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = { __text: text };
-      }
-    }
-    return { status: res.status, headers: res.headers, body: parsed, text };
+  json(method: string, target: string, body?: unknown, headers: Record<string, string> = {}) {
+    return jsonRequest((t, init) => this.fetch(t, init), method, target, body, headers);
   }
 
   /** Runs a gatehouse CLI command against this server's config and data dir. */
@@ -117,6 +103,31 @@ export class TestServer {
     await this.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
+}
+
+/** A JSON request through `fetch` (TestServer's or the in-process app's): status, headers, the parsed body (null when empty) and the text. */
+export async function jsonRequest(
+  fetchFn: (target: string, init: RequestInit) => Promise<Response>,
+  method: string,
+  target: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
+  const res = await fetchFn(target, {
+    method,
+    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: Json = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { __text: text };
+    }
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
 export function tempDir(prefix = 'gatehouse-test-'): string {
@@ -144,6 +155,8 @@ export function runCli(args: string[], options: { env?: Record<string, string | 
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+const START_TIMEOUT_MS = 90_000;
+
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? tempDir();
@@ -156,7 +169,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   );
   const chunks: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${chunks.join('')}`)), 30_000);
+    // A server that did not start is killed: left running, it would keep the test file's process
+    // alive after its tests (the runner then waits for that file forever). The wait is long
+    // because a loaded machine (six test runs on two cores) has taken over 30 s to start one.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${START_TIMEOUT_MS / 1000} s:\n${chunks.join('')}`));
+    }, START_TIMEOUT_MS);
     const onData = (d: Buffer) => {
       chunks.push(d.toString());
       const m = /gatehouse listening on (https:\/\/\S+)/.exec(chunks.join(''));

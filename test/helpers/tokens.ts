@@ -1,37 +1,45 @@
-// Access tokens for black-box tests, obtained exactly as a user would: register a client with the
-// CLI (`gatehouse client add`), then ask the token endpoint with the client_credentials grant.
+// Access tokens for tests, obtained exactly as a user would: register a client with the CLI
+// (`gatehouse client add`; in process, the model calls it makes), then ask the token endpoint with
+// the client_credentials grant. Each helper takes either harness (TestServer or InProcessApp).
 // Every client is its own subject (`client:<id>`), so two clients are two owners.
 import assert from 'node:assert/strict';
-import type { TestServer } from './server.js';
+import type { RunResult, TestServer } from './server.js';
+import type { InProcessApp } from './app.js';
+import type { Target } from './oauth.js';
 
 export const ALL_SCOPES = 'zoos:read zoos:write animals:read animals:write orders:read orders:write articles:read articles:write';
 
-const registered = new WeakMap<TestServer, Set<string>>();
+const registered = new WeakMap<Target, Set<string>>();
 
 export function secretOf(clientId: string): string {
   return `secret-${clientId}-s3cret`.padEnd(40, '0');
 }
 
 /** Registers a confidential client_credentials client once per server (no --scope: it may ask for any scope). */
-export function registerClient(server: TestServer, clientId: string, options: { scope?: string; tokenType?: 'bearer' | 'mac' } = {}): void {
+export function registerClient(server: TestServer, clientId: string, options?: { scope?: string; tokenType?: 'bearer' | 'mac' }): void;
+export function registerClient(server: InProcessApp, clientId: string, options?: { scope?: string; tokenType?: 'bearer' | 'mac' }): Promise<void>;
+export function registerClient(server: Target, clientId: string, options: { scope?: string; tokenType?: 'bearer' | 'mac' } = {}): void | Promise<void> {
   let seen = registered.get(server);
   if (!seen) registered.set(server, (seen = new Set()));
   if (seen.has(clientId)) return;
   const args = ['client', 'add', clientId, '--secret', secretOf(clientId), '--grant', 'client_credentials'];
   if (options.scope) args.push('--scope', options.scope);
   if (options.tokenType) args.push('--token-type', options.tokenType);
-  const r = server.cli(args);
-  // A second server on the same data dir finds the client registered by the first one.
-  if (r.status !== 0 && /already exists/.test(r.stderr)) {
+  const check = (r: RunResult) => {
+    // A second server on the same data dir finds the client registered by the first one.
+    if (r.status !== 0 && /already exists/.test(r.stderr)) {
+      seen.add(clientId);
+      return;
+    }
+    assert.equal(r.status, 0, `gatehouse client add ${clientId} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
     seen.add(clientId);
-    return;
-  }
-  assert.equal(r.status, 0, `gatehouse client add ${clientId} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
-  seen.add(clientId);
+  };
+  const r = server.cli(args);
+  return r instanceof Promise ? r.then(check) : check(r);
 }
 
 /** POST {auth_url}/token with grant_type=client_credentials, client authenticated with HTTP Basic. */
-export async function requestToken(server: TestServer, clientId: string, scope?: string) {
+export async function requestToken(server: Target, clientId: string, scope?: string) {
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (scope !== undefined) form.set('scope', scope);
   const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secretOf(clientId))}`).toString('base64');
@@ -45,8 +53,8 @@ export async function requestToken(server: TestServer, clientId: string, scope?:
 }
 
 /** An access token of client `clientId` with exactly `scope` (default: every scope of the demo deployment). */
-export async function clientToken(server: TestServer, clientId: string, scope: string = ALL_SCOPES): Promise<string> {
-  registerClient(server, clientId);
+export async function clientToken(server: Target, clientId: string, scope: string = ALL_SCOPES): Promise<string> {
+  await (registerClient as (s: Target, id: string) => void | Promise<void>)(server, clientId);
   const res = await requestToken(server, clientId, scope);
   assert.equal(res.status, 200, `token request for ${clientId} failed: ${JSON.stringify(res.body)}`);
   assert.equal(String(res.body.token_type).toLowerCase(), 'bearer');
@@ -62,7 +70,7 @@ export interface ApiClient {
   fetch(target: string, init?: Parameters<TestServer['fetch']>[1]): ReturnType<TestServer['fetch']>;
 }
 
-export function asBearer(server: TestServer, token: string): ApiClient {
+export function asBearer(server: Target, token: string): ApiClient {
   return {
     token,
     json: (method, target, body, headers = {}) => server.json(method, target, body, { authorization: `Bearer ${token}`, ...headers }),
@@ -72,7 +80,7 @@ export function asBearer(server: TestServer, token: string): ApiClient {
 }
 
 /** clientToken + asBearer in one step. */
-export async function apiClient(server: TestServer, clientId: string, scope: string = ALL_SCOPES): Promise<ApiClient> {
+export async function apiClient(server: Target, clientId: string, scope: string = ALL_SCOPES): Promise<ApiClient> {
   return asBearer(server, await clientToken(server, clientId, scope));
 }
 
