@@ -1,5 +1,5 @@
-// Issue 4's matrix: for each collection × method × kind of credential, the status of SPEC.md's
-// access rules (401/403/405) and DESIGN.md's ownership, and no body that leaks another subject's data.
+// The access matrix: for each collection × method × kind of credential, the status of the
+// access rules (docs/access.md#401-403-405) and ownership (docs/access.md#ownership), and no body that leaks another subject's data.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The admin API ({base_url}/admin/v1, DESIGN.md "Administration"): SPEC's JSON conventions, the
+// The admin API ({base_url}/admin/v1, docs/admin.md#the-admin-api): the JSON conventions of docs/api.md, the
 // admin scope, and the same rules as the CLI for clients, users, grants and maintenance.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

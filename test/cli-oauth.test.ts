@@ -1,4 +1,4 @@
-// gatehouse user / client / keys: the CLI contract of DESIGN.md, checked against the database it writes.
+// gatehouse user / client / keys: the CLI of docs/oauth.md#users-and-clients, checked against the database it writes.
 // The real CLI as processes (runCli in test/helpers/server.ts): its output and exit status are the point.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

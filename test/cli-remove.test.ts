@@ -16,7 +16,7 @@ after(async () => {
   await server?.stop();
 });
 
-/** Polls until `check` holds; the revocation bound of DESIGN.md is one second, this allows three. */
+/** Polls until `check` holds; the revocation bound (docs/access.md#revocation-and-the-verification-cache) is one second, this allows three. */
 async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 3000;
   while (!(await check())) {

@@ -1,4 +1,4 @@
-// Events (DESIGN.md "Events"): the outbox as GET /v1/events shows it to a token — exactly the
+// Events (docs/events.md#the-feed-get-v1events): the outbox as GET /v1/events shows it to a token — exactly the
 // events of the records it could GET — as JSON pages with a long poll and as Server-Sent Events;
 // every admin-side type on GET /admin/v1/events. Black-box over HTTPS against the real server.
 // Spawned server (test/helpers/server.ts), not in process: event streams and long polls stay open, which inject cannot read.
@@ -47,7 +47,7 @@ async function lastOf(get: (target: string) => Promise<{ body: { id: string }[] 
 const latestId = (client: ApiClient) => lastOf((t) => client.json('GET', t), '/v1/events');
 
 describe('the feed', () => {
-  test('a record change is an event of the shape DESIGN gives; a token sees its own records only in owner collections', async () => {
+  test('a record change is an event of the shape docs/events.md gives; a token sees its own records only in owner collections', async () => {
     const start = await latestId(a);
     const zoo = (await a.json('POST', '/v1/zoos', { name: 'Tierpark', city: 'Berlin', founded: 1955 })).body;
     const other = (await b.json('POST', '/v1/zoos', { name: 'Zoo Wien', city: 'Wien', founded: 1752 })).body;

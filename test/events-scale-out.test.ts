@@ -1,4 +1,4 @@
-// Events across instances (DESIGN.md "Events", "Scale-out"): two instances on one PostgreSQL
+// Events across instances (docs/events.md, docs/deployment.md#what-is-shared-where): two instances on one PostgreSQL
 // database and one Redis. A stream on B sees writes made on A within a second; a reader following
 // the feed while both instances write concurrently gets every event exactly once (ids become
 // visible in order); a webhook's events are each attempted by one instance.

@@ -1,4 +1,4 @@
-// Webhooks (DESIGN.md "Events") against a real local HTTPS receiver that verifies every delivery
+// Webhooks (docs/events.md#webhooks) against a real local HTTPS receiver that verifies every delivery
 // with the `standardwebhooks` package: CLI and admin API, filters, retries after a 500, no redirect
 // followed, SSRF refusals (https only, private addresses, a name that resolves to one), and after a
 // SIGKILL right after a burst of writes every acknowledged write's event is still delivered.

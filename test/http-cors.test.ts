@@ -1,4 +1,4 @@
-// CORS (DESIGN "Administration, accounts, browser clients"): every rule, black-box over HTTPS.
+// CORS (docs/oauth.md#a-browser-app-step-by-step): every rule, black-box over HTTPS.
 // Browsers enforce CORS; these tests check what the server answers that browsers rely on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

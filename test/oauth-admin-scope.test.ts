@@ -1,4 +1,4 @@
-// The admin scope (DESIGN.md "Administration", "Hardening"): only for a confidential client whose
+// The admin scope (docs/admin.md#admins, docs/oauth.md#scopes): only for a confidential client whose
 // registration names it, on behalf of an admin user (or client_credentials for a client registered
 // with it); otherwise dropped from the request (invalid_scope when nothing remains), on every grant
 // path. On the consent page it is unticked and said to be full control; it is never remembered,

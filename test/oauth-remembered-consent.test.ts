@@ -1,4 +1,4 @@
-// Remembered consent (DESIGN "Administration, accounts, browser clients"): a live grant of this
+// Remembered consent (docs/oauth.md#account-page-auth_urlaccount): a live grant of this
 // user to this client that covers the requested scope skips the consent page; a larger scope, or
 // prompt=consent, shows it again; what is issued never outlives the remembered grant's validity.
 // prompt=none answers without any page (login_required / consent_required). One grant per user and

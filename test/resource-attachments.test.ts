@@ -1,4 +1,4 @@
-// Attachments (DESIGN 422): multipart or raw uploads; a file over maxBytes, of an undeclared type,
+// Attachments (docs/api.md#attachments): multipart or raw uploads; a file over maxBytes, of an undeclared type,
 // or whose bytes do not match its type is 422 and nothing is stored; metadata by default, the
 // bytes when Accept names the file's type; access rules as for the record. Bytes are validated
 // deeply (src/api/file-types.ts): a corrupt file is 422 with what is wrong.

@@ -1,4 +1,4 @@
-// Every resource operation of SPEC.md over HTTPS against a real server: zoos and animals nested
+// Every resource operation of docs/api.md over HTTPS against a real server: zoos and animals nested
 // under zoos, links, ETags and If-Match, validation, server-owned fields, tombstones, ownership,
 // method override and 405 + Allow.
 import { test, before, after, describe } from 'node:test';

@@ -54,7 +54,7 @@ describe('paging', () => {
     assert.deepEqual(Object.keys(l).sort(), ['first', 'next']);
     assert.equal(new URL(l.first).origin, server.url);
     assert.equal(new URL(l.first).pathname, '/v1/zoos');
-    // DESIGN: without offset/page, Link: next carries an after= cursor (keyset paging).
+    // docs/api.md#paging: without offset/page, Link: next carries an after= cursor (keyset paging).
     const next = new URL(l.next);
     assert.equal(next.searchParams.get('offset'), null);
     assert.equal(next.searchParams.get('limit'), '20');

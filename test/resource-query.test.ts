@@ -1,4 +1,4 @@
-// The query language of DESIGN.md ("Query language") on both engines: operators, several sort
+// The query language (docs/api.md#listing-the-query-language) on both engines: operators, several sort
 // keys, keyset paging, count=none, fields, expand and full-text search. A fast-check property
 // compares the API's answer with the same filter and sort computed here over the same records,
 // and walks every result by its `next` links (each record exactly once).

@@ -1,4 +1,4 @@
-// `gatehouse serve --role auth` and `--role resource`: SPEC's two servers as two processes on one
+// `gatehouse serve --role auth` and `--role resource`: the two servers (docs/deployment.md#splitting-the-two-servers) as two processes on one
 // database. The resource process verifies tokens without the auth process's help.
 // Spawned server (test/helpers/server.ts), not in process: --role auth and --role resource as two processes.
 import { test, before, after } from 'node:test';

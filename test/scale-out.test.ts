@@ -1,4 +1,4 @@
-// DESIGN.md "Scale-out": two interchangeable instances on one PostgreSQL database and one Redis.
+// docs/deployment.md#what-is-shared-where: two interchangeable instances on one PostgreSQL database and one Redis.
 // Tokens, revocations, quotas, maintenance and MAC nonces hold across both (sessions, codes and
 // login throttling: test/oauth-scale-out.test.ts).
 // Spawned server (test/helpers/server.ts), not in process: two instances on PostgreSQL and Redis.

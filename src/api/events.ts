@@ -21,7 +21,7 @@ import type { Authenticator } from './access/authenticate.js';
 import type { Links } from './links.js';
 import { MAX_WAIT_S } from './parameters.js';
 
-// GET /v1/events (DESIGN.md "Events"): the outbox as a token may see it — the events of the
+// GET /v1/events (docs/events.md#the-feed-get-v1events): the outbox as a token may see it — the events of the
 // records it could GET (the collection's read scope; in `owner` collections, its subject's own
 // records). JSON pages with a long poll, or the same URL as Server-Sent Events (better-sse does
 // the framing and the keep-alive comment). The admin side's types are never here

@@ -3,7 +3,7 @@ import { decodeUtf8, parseJsonBody } from '../platform/http/body-parsers.js';
 import { ApiError, InvalidRequest, OAuthError } from '../platform/http/errors.js';
 
 // The parameters of an OAuth request, whatever carried them: a query string, an
-// application/x-www-form-urlencoded body (RFC 6749) or a JSON object (SPEC). RFC 6749 §3.1/§3.2:
+// application/x-www-form-urlencoded body (RFC 6749) or a JSON object (docs/oauth.md, token endpoint). RFC 6749 §3.1/§3.2:
 // a parameter sent more than once is an invalid_request, so repeats are kept apart, not merged.
 
 export class Params {
@@ -130,7 +130,7 @@ function asOAuthError(e: unknown): Error {
 
 /**
  * The body parsers of the authorization server's scope: form bodies (RFC 6749) besides JSON
- * (SPEC), both strict UTF-8, both failing with an OAuth error body.
+ * (docs/oauth.md), both strict UTF-8, both failing with an OAuth error body.
  */
 export function registerOAuthBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (_req, body, done) => {

@@ -9,7 +9,7 @@ import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
 
-/** The authorization server of SPEC.md under {auth_url}, and its metadata. */
+/** The authorization server (docs/oauth.md) under {auth_url}, and its metadata. */
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (oauth) => {
     registerOAuthBodyParsers(oauth);

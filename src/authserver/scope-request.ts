@@ -46,7 +46,7 @@ function registered(client: ScopeClient): Set<string> | null {
 }
 
 /**
- * The `admin` rule (DESIGN.md "Hardening"), decided here and nowhere else: a client registered
+ * The `admin` rule (docs/oauth.md#scopes), decided here and nowhere else: a client registered
  * with `admin` may have it for itself (client_credentials, automation); for a user, only a
  * confidential client whose registration names it, on behalf of an admin user, and never by the
  * implicit grant (a token in a URL fragment). An unknown user passes until known.

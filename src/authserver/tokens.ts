@@ -37,7 +37,7 @@ import {
 
 export type { Holder } from './store/grants.js';
 
-/** The access token response record of SPEC.md (plus the mac fields of draft-ietf-oauth-v2-http-mac-02). */
+/** The access token response (docs/oauth.md#tokens, plus the mac fields of draft-ietf-oauth-v2-http-mac-02). */
 export interface TokenResponse {
   access_token: string;
   token_type: TokenType;
@@ -95,7 +95,7 @@ export async function listGrants(ctx: AppContext, filter: { subject?: string; cl
   }));
 }
 
-/** The `grant.revoked` events of grants revoked in this write (DESIGN.md "Events"). */
+/** The `grant.revoked` events of grants revoked in this write (docs/events.md#types). */
 function grantsRevoked(tx: WriteTx, grants: readonly RevokedGrant[], actor: string | null, reason: string): void {
   for (const g of grants)
     tx.emit({

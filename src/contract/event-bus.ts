@@ -7,7 +7,7 @@ import { readSetting, writeSetting } from '../platform/store/settings.js';
 
 export type { StoredEvent } from '../platform/store/outbox.js';
 
-// The events of the outbox (DESIGN.md "Events") as the running servers see them: what they look
+// The events of the outbox (docs/events.md) as the running servers see them: what they look
 // like on the wire, who may see which, and the bus that tells this process's streams, long polls
 // and webhook dispatcher that new events were committed — by this process (at once), by another
 // instance (Redis pub/sub when configured, at once) or by anyone (the bus polls the outbox every

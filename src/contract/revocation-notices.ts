@@ -5,7 +5,7 @@ import { redisNow } from './redis-state.js';
 // What a revocation tells the caches. Each instance caches token checks (active-token.ts) and
 // clients (authserver/model/clients.ts) for a moment; whoever revokes — an instance, or the CLI — announces
 // it after the change is committed: this process's caches are emptied at once, and with Redis
-// (DESIGN.md: Redis holds cache invalidation) every instance subscribed to the channel empties
+// (docs/access.md#revocation-and-the-verification-cache) every instance subscribed to the channel empties
 // its own. A notice that is lost (Redis down) costs nothing but the caches' own bound (≤ 1 s).
 
 const CHANNEL = 'gatehouse:revocations';

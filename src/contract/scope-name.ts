@@ -1,4 +1,4 @@
-// The one place scope names are made (DESIGN.md "scopes"): `<collection>:read` allows GET and
+// The one place scope names are made (docs/access.md#scopes): `<collection>:read` allows GET and
 // HEAD, `<collection>:write` allows POST, PUT, PATCH and DELETE.
 
 export type ScopeAccess = 'read' | 'write';

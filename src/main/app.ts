@@ -31,7 +31,7 @@ export interface BuildOptions {
   logStream?: { write(line: string): void };
 }
 
-/** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers of SPEC.md. */
+/** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers (docs/oauth.md, docs/api.md). */
 export async function buildApp(ctx: AppContext, cert: Certificate, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
   const idPrefix = randomBytes(4).toString('hex');

@@ -8,7 +8,7 @@ import { write } from '../platform/store/write-path.js';
 import { guardedLookup, literalAddressProblem } from './address.js';
 import { claimDueDeliveries, listWebhookRows, queueDeliveries, recordAttempts, type AttemptRow, type DeliveryOutcome, type DeliveryRow, type WebhookRow } from './store/webhooks.js';
 
-// Delivers the outbox to webhooks (DESIGN.md "Events"), on every instance:
+// Delivers the outbox to webhooks (docs/events.md#webhooks), on every instance:
 // 1. queue: each webhook's cursor moves over the new events, and a delivery row is written for
 //    each one it subscribes to (an instance that moved the cursor first wins; the others skip);
 // 2. deliver: due deliveries are leased to this instance (one instance per attempt), POSTed signed

@@ -8,7 +8,7 @@ import { webhookUrlProblem } from './address.js';
 import { deleteWebhookRow, findWebhookRow, insertWebhook, listAttemptRows, listWebhookRows, pendingDeliveries, updateWebhookRow, type WebhookRow } from './store/webhooks.js';
 import { newTimeOrderedId } from '../platform/crypto/secrets.js';
 
-// Webhooks (DESIGN.md "Events"): the operator's subscriptions of an https URL to event types and
+// Webhooks (docs/events.md#webhooks): the operator's subscriptions of an https URL to event types and
 // collections. The CLI (`gatehouse webhook`), the admin API and the console call these functions.
 
 export interface Webhook {
@@ -124,7 +124,7 @@ export async function removeWebhook(ctx: AppContext, id: string, actor: string |
   });
 }
 
-/** One delivery attempt as the admin API shows it (DESIGN.md's shape). */
+/** One delivery attempt as the admin API shows it (docs/events.md#delivery-guarantees). */
 export interface DeliveryAttempt {
   id: string;
   event_id: string;

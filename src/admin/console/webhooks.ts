@@ -6,7 +6,7 @@ import { ConsoleKit, refused, type Signed } from './kit.js';
 import { confirmBody } from './components.js';
 import { webhookBody, webhookProps, webhookSecretBody, webhooksBody } from './webhooks-view.js';
 
-// The console's webhook pages (DESIGN.md "Events"): the list and the form to add one (its secret
+// The console's webhook pages (docs/events.md#webhooks): the list and the form to add one (its secret
 // is shown on the POST's own answer, once), a webhook's delivery attempts, and delete after a
 // confirmation page. The same model functions as the CLI and the admin API.
 

@@ -2,7 +2,7 @@ import { forbidden, methodNotAllowed } from '../../platform/http/errors.js';
 import type { Caller } from '../../contract/caller.js';
 import { scopeForMethod, scopeName } from '../../contract/scope-name.js';
 
-// Rule 3 of SPEC.md in one place: what a token may do on a collection.
+// docs/access.md#401-403-405 in one place: what a token may do on a collection.
 // <collection>:read allows GET and HEAD; <collection>:write allows POST, PUT, PATCH and DELETE.
 
 /** Whether the caller's scope covers `method` on the collection. */

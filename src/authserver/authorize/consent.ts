@@ -47,7 +47,7 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
  * consent page; what is issued then belongs to that grant and ends with its validity, never later.
  */
 export async function rememberedConsent(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<Grant | null> {
-  // `admin` is asked every time (DESIGN.md "Hardening"): the page, or consent_required.
+  // `admin` is asked every time (docs/oauth.md#scopes): the page, or consent_required.
   if (req.scope.includes(ADMIN_SCOPE)) return null;
   const now = Date.now();
   const grants = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id), clientId: req.client.id }, now, 100);

@@ -25,6 +25,6 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
   await startSession(ctx, request, reply, user.id);
   audit(ctx, request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
   pageHeaders(reply);
-  // Post/redirect/get: the consent page is a plain GET of the original request (303, SPEC's only 3xx for a POST).
+  // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
   return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
 }

@@ -251,7 +251,7 @@ export async function rotateClientSecret(ctx: AppContext, id: string, chosen?: s
   });
 }
 
-/** A client's event (DESIGN.md "Events", admin side): `data` is the client as its owner sees it, never a secret. */
+/** A client's event (docs/events.md, admin side): `data` is the client as its owner sees it, never a secret. */
 function clientEvent(tx: WriteTx, type: 'client.created' | 'client.updated', client: Client, actor: string | null): void {
   tx.emit({ type, record_id: client.id, actor, data: JSON.stringify(describeClient(client)) });
 }

@@ -91,7 +91,7 @@ export async function changePassword(ctx: AppContext, username: string, password
   });
 }
 
-/** A user's event (DESIGN.md "Events", admin side): `data` is the user as operators see it. */
+/** A user's event (docs/events.md, admin side): `data` is the user as operators see it. */
 function userEvent(tx: WriteTx, type: 'user.created' | 'user.updated' | 'user.removed', user: User, actor: string | null): void {
   tx.emit({ type, record_id: user.id, owner: userSubject(user.id), actor, data: type === 'user.removed' ? null : JSON.stringify(describeUser(user)) });
 }

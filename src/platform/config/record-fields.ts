@@ -1,4 +1,4 @@
-// The server-owned fields of every record (DESIGN.md "ids and system fields"), named once: a
+// The server-owned fields of every record (docs/api.md#records), named once: a
 // client cannot set them, a collection schema cannot declare them, and every list can sort by
 // the system ones.
 

@@ -40,7 +40,7 @@ const Metrics = Type.Object(
 );
 
 /**
- * Every grant gatehouse implements (SPEC), the one list of their names: the client rules
+ * Every grant gatehouse implements (docs/oauth.md#token-endpoint-post-auth_urltoken), the one list of their names: the client rules
  * (authserver/model/client.ts) and `auth.grants` both use it.
  */
 export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'] as const;
@@ -126,7 +126,7 @@ const Collection = Type.Object(
   { additionalProperties: false },
 );
 
-/** DESIGN.md "Events": how long the outbox keeps events, and where webhooks may deliver. */
+/** docs/events.md#configuration: how long the outbox keeps events, and where webhooks may deliver. */
 const Events = Type.Object(
   {
     /** Seconds an event is kept (the feed's and streams' resume window). */

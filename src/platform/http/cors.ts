@@ -2,7 +2,7 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { forbidden } from './errors.js';
 
-// CORS (DESIGN "Administration, accounts, browser clients"), decided per request by @fastify/cors's
+// CORS (docs/oauth.md#a-browser-app-step-by-step), decided per request by @fastify/cors's
 // delegator at onRequest, before anything else reads the request:
 // - `/.well-known/*`: any origin (public metadata).
 // - the token and revocation endpoints: the origins of registered clients.

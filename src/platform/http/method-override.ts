@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './errors.js';
 
-// SPEC: a client limited to GET and POST sends POST + X-HTTP-Method-Override. The method is
+// docs/api.md#method-override: a client limited to GET and POST sends POST + X-HTTP-Method-Override. The method is
 // rewritten before routing, so the overridden request is routed, checked and logged exactly as
 // the intended method would be.
 

@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 
 // The one Accept parser of the program (RFC 9110 §12.5.1): what a client accepts, and how much.
-// SPEC 415: "the requested return format is unsupported, for example XML when only JSON is offered".
+// docs/api.md#415-media-types: 415 when "the requested return format is unsupported, for example XML when only JSON is offered".
 
 interface MediaRange {
   type: string;
