@@ -1,4 +1,4 @@
-// Large attachments (issue 15): an upload is spooled to disk as it arrives, validated from there
+// Large attachments (docs/api.md#attachments): an upload is spooled to disk as it arrives, validated from there
 // and stored in chunks, never held whole in memory, and comes back byte for byte, on SQLite and
 // on PostgreSQL. Black-box over HTTPS. What RSS shows: a 48 MiB upload raised it by ≈ 31 MiB
 // with streaming, against 91–110 MiB when the body was buffered whole (measured 2026-11-25): the
@@ -60,7 +60,7 @@ async function scenario(server: TestServer, engine: 'sqlite' | 'postgres', tmp: 
   const warm = await upload(owner, article, bigPdf(MiB, 1), { 'content-type': 'application/pdf' });
   assert.equal(warm.status, 201, warm.text);
 
-  // Issue 15's bound: a 10 MiB upload raises RSS by less than 5 MiB. Measured after one such
+  // The bound (docs/benchmarks.md, "Uploads never held whole"): a 10 MiB upload raises RSS by less than 5 MiB. Measured after one such
   // upload: the first large write fills SQLite's page cache (16 MiB, better-sqlite3's default),
   // memory that stays with the process whatever it does next. Without the scavenges of
   // body-garbage.ts the next uploads left 7–13 MiB of dead socket buffers each.

@@ -1,4 +1,4 @@
-// Issue 4 end to end: a user grants zoos:read only, for 1 hour, on the consent page in headless
+// Consent and access end to end (docs/oauth.md, docs/access.md): a user grants zoos:read only, for 1 hour, on the consent page in headless
 // Chromium; the client then reads the user's zoos, gets 405 on POST, 403 on orders, 401 after revocation.
 // Spawned server (test/helpers/server.ts), not in process: Chromium drives the pages over HTTPS.
 import { test, before, after } from 'node:test';

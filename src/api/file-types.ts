@@ -5,7 +5,7 @@ import { crc32 } from 'node:zlib';
 // PDF are walked structurally (chunks, segments, blocks, trailers); other known types are
 // checked by their signature only; unknown types pass. Bytes in, a problem out: the bytes are a
 // Buffer or a spooled upload on disk, read through a small window (an upload is never held whole
-// in memory, issue 15).
+// in memory: docs/benchmarks.md, "Why the code is as it is": "Uploads never held whole").
 
 /** Why the bytes are not a valid file of this type, or null when they are (or the type is not checked). */
 export function fileProblem(type: string, input: Buffer | Bytes): string | null {

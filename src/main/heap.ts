@@ -4,11 +4,9 @@ import v8 from 'node:v8';
  * How far V8 lets the old generation grow past what its last full collection kept before it
  * collects again: 1 + HEAP_GROWING_PERCENT / 100 times that (and at least V8's minimum step).
  *
- * Left to itself V8 picks the factor from its own speed (up to 4× on a large machine), and a
- * server whose live heap is ~30 MiB grew by 35 MiB of garbage over 1,000,000 requests before its
- * first full collection (docs/benchmarks.md, issue 15). 20% keeps the resident size flat from round
- * to round at no measurable CPU; unlike `--max-old-space-size` it is not a ceiling: a heap whose
- * live data grows still grows.
+ * V8's own factor lets garbage pile up before the first full collection; 20% keeps the resident
+ * size flat at no measurable CPU, and is not a ceiling (docs/benchmarks.md, "Why the code is as
+ * it is": "The heap growing factor").
  */
 export const HEAP_GROWING_PERCENT = 20;
 

@@ -1,4 +1,4 @@
-// Issue 2 item 5: a filtered, limited list over 1,000,000 records must not scan them all. The
+// A filtered, limited list over 1,000,000 records must not scan them all (docs/api.md#indexes). The
 // queries checked are the ones Records.list really runs: they are captured from a Kysely
 // instance with a query log that stands in for the store's own, then EXPLAINed by the store.
 import { test, after } from 'node:test';

@@ -1,13 +1,11 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
-// A large body leaves a trail of dead buffers outside V8's heap: each piece of an upload arrives
-// in a fresh buffer from the TLS socket (16 KiB of decrypted bytes), and each chunk of a download
-// is a buffer from the database driver. Streamed, each is garbage at once; but V8 schedules its
-// collections by its own heap, which these buffers barely touch, so tens of MiB of them wait and
-// the process grows with the file after all. A scavenge of the young generation (about a
-// millisecond) frees them: the attachment paths ask for one after every COLLECT_EVERY_BYTES they
-// pass on, so a body leaves at most that much behind.
+// A large body leaves dead buffers outside V8's heap (TLS pieces of an upload, driver chunks of a
+// download) that V8 does not count when it schedules collections, so the process grew with the
+// file. The attachment paths ask for a scavenge after every COLLECT_EVERY_BYTES they pass on, so
+// a body leaves at most that much behind (docs/benchmarks.md, "Why the code is as it is": "Dead
+// buffers of large bodies").
 //
 // Node offers the collector only behind --expose-gc; the flag, set at run time, applies to
 // contexts created afterwards, so one small context is made to fetch the function from. Where

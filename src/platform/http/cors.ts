@@ -101,10 +101,10 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
  * with `Origin` to /.well-known/ and the token and revocation endpoints. Every other request
  * (no `Origin`: every server-to-server call; an actual /v1 request, whose CORS headers come from
  * its token's client in api/access/cors.ts) gets `Vary: Origin`, as every answer does whose CORS
- * headers depend on the origin (Fetch standard, "CORS protocol and HTTP caches"), and goes on. The
- * plugin's per-request work (merging its options, resolving the origin) was ~15 µs of a GET by id
- * (docs/benchmarks.md, issue 15). Its hook is the only one it adds; its preflight route and
- * request decoration are registered as they are.
+ * headers depend on the origin (Fetch standard, "CORS protocol and HTTP caches"), and goes on: the
+ * plugin's per-request work is measurable on a GET by id (docs/benchmarks.md, "Why the code is as
+ * it is": "CORS only where it has work"). Its hook is the only one it adds; its preflight route
+ * and request decoration are registered as they are.
  */
 function unlessSkipped(app: FastifyInstance, skipped: (request: FastifyRequest) => boolean): FastifyInstance {
   type Hook = (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;

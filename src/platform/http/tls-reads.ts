@@ -15,8 +15,8 @@ const ignore = () => undefined;
  *
  * A connection's first pause switches it to reading as a stream (a 'data' listener makes Node
  * stop consuming it), where a paused socket keeps the bytes until the parser resumes. Only then:
- * reading every connection as a stream costs 14–16% more CPU per GET (test/http-tls-reads.test.ts
- * reproduces the loss and its absence).
+ * reading every connection as a stream costs CPU on every GET (docs/benchmarks.md, "Why the code
+ * is as it is"; test/http-tls-reads.test.ts reproduces the loss and its absence).
  *
  * The stream's own bookkeeping must be told that nothing is being read at the switch: while C++
  * consumed the socket, the read the stream had started before never completed in JavaScript, so

@@ -9,8 +9,8 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 // never waiting on a lock (PASSIVE); the server's own automatic checkpoint stays as a safety net
 // at a far higher threshold, and comes back at the default if the worker fails.
 //
-// The worker is a second V8 instance (about 4.5 MiB of the server's resident set), worth it
-// only while the server writes: it starts with the first write (the connection's change
+// The worker is a second V8 instance (a few MiB of resident set: docs/benchmarks.md, "Why the
+// code is as it is"), worth it only while the server writes: it starts with the first write (the connection's change
 // counter, read every WATCH_MS) and stops once nothing was written for IDLE_MS, after a last
 // checkpoint; in between the serving connection checkpoints by itself at SQLite's default
 // threshold, which occasional writes rarely reach.

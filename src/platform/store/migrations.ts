@@ -296,7 +296,7 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('webhook_attempts_time').on('webhook_attempts').column('time').execute();
       },
     },
-    // Attachments in chunks (issue 15): an upload is stored piece by piece from its spooled file,
+    // Attachments in chunks (docs/api.md#attachments): an upload is stored piece by piece from its spooled file,
     // never held whole in memory. Rows from before keep their bytes in attachments.data.
     '0008_attachment_chunks': {
       async up(db: Kysely<any>) {
@@ -309,8 +309,8 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .execute();
       },
     },
-    // Issue 32: a client registered as a resource server may introspect every client's tokens;
-    // a client may be held to PKCE even when confidential.
+    // A client registered as a resource server may introspect every client's tokens
+    // (docs/oauth.md, introspection); a client may be held to PKCE even when confidential.
     '0009_client_introspect_require_pkce': {
       async up(db: Kysely<any>) {
         await db.schema.alterTable('clients').addColumn('introspect', 'integer', (c) => c.notNull().defaultTo(0)).execute();
