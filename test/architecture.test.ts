@@ -1,6 +1,6 @@
 // The architecture of docs/architecture.md, checked: imports point one way (dependency-cruiser,
-// .dependency-cruiser.cjs), no SQL outside store modules, each table has exactly one owner, and pages
-// only through the HTML kit (platform/http/html).
+// .dependency-cruiser.cjs), no SQL outside store modules, each table has exactly one owner, pages
+// only through the HTML kit (platform/http/html), and every file the doc names exists.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -69,4 +69,22 @@ test('no engine branch outside store modules', () => {
   assert.deepEqual(outside, []);
   // The rule itself works: the engine modules do branch (the store's engine is chosen somewhere).
   assert.ok(branch.test("store.engine === 'sqlite'"));
+});
+
+test('docs/architecture.md names only files that exist', () => {
+  // The map cannot drift again: every `src/…` path, and every backticked file name such as
+  // `grants/registry.ts` or `records.ts`, is a file (or folder) of the repository.
+  const all = (dir: string): string[] =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+      e.name === 'node_modules' || e.name.startsWith('.') ? [] : e.isDirectory() ? [path.posix.join(dir, e.name), ...all(path.posix.join(dir, e.name))] : [path.posix.join(dir, e.name)],
+    );
+  const known = new Set(['src', 'test', 'bench', 'scripts'].flatMap(all));
+  const exists = (p: string) => known.has(p) || [...known].some((k) => k.endsWith('/' + p));
+  const doc = readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
+  const named = new Set([
+    ...(doc.match(/\bsrc\/[\w./-]*\w/g) ?? []),
+    ...[...doc.matchAll(/`(\w[\w.-]*(?:\/[\w.-]+)*\.(?:ts|mjs|cjs))`/g)].map((m) => m[1]),
+  ]);
+  assert.ok(named.size > 100, `only ${named.size} paths found: the pattern no longer reads the doc`);
+  assert.deepEqual([...named].filter((p) => !exists(p)), []);
 });
