@@ -8,10 +8,7 @@ const ignore = () => undefined;
  * "consumed"). When a request arrives while the previous response on that connection still waits
  * to drain, Node pauses the socket and its parser — but TLS goes on handing over the records it
  * has already decrypted, and the paused parser fails with HPE_PAUSED: the request is lost and the
- * connection closed. It happens when a response above 16 KiB is written in a check-phase
- * callback of a busy event loop (bulk jobs, requests resumed by the turn gate) and the client's
- * next request carries a body of several TLS records (a bulk POST): once or twice in a
- * million-record load.
+ * connection closed (when it happens: docs/benchmarks.md, "Why the code is as it is").
  *
  * A connection's first pause switches it to reading as a stream (a 'data' listener makes Node
  * stop consuming it), where a paused socket keeps the bytes until the parser resumes. Only then:

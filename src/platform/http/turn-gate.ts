@@ -1,10 +1,10 @@
 /**
  * Keeps a saturated server accepting connections and reading its sockets.
  *
- * libuv (since 1.45, so Node 20) accepts one new connection per turn of the event loop, and a
- * turn runs every request whose bytes have arrived. When requests cost milliseconds of the event
- * loop's time (SQLite's statements run on it), a turn with 50 requests of 5 ms lasts 250 ms and
- * the 50th new connection is accepted seconds later — a load balancer's health check among them.
+ * libuv (Node 20 on) accepts one new connection per turn of the event loop, and a turn runs every
+ * request whose bytes have arrived: when requests cost milliseconds of the loop (SQLite runs on
+ * it), a new connection — a health check among them — waits for seconds (docs/benchmarks.md,
+ * "Why the code is as it is": "Taking turns").
  *
  * Requests pass here before their work begins. Once the current turn has spent `budgetMs` on
  * requests, the requests that follow wait, in the order they came, and go in later turns, each
