@@ -104,7 +104,7 @@ test('list commands: a table on a terminal, JSON when piped or with --json', () 
   }
 });
 
-test('grant list: the live grants with the fields of docs/admin.md, by user and by client; unknown ones are errors', async () => {
+test('grant list: the live grants with the fields the admin API shows (GRANT_FIELDS), by user and by client; unknown ones are errors', async () => {
   const gina = addUser(server, 'gina', 'gina-password-1');
   const hank = addUser(server, 'hank', 'hank-password-1');
   const app = addClient(server, 'grant-app', ['--grant', 'password', '--grant', 'refresh_token']);
