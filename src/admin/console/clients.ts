@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CLIENT_ID, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type Client } from '../../authserver/model/clients.js';
+import { CLIENT_ID, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type Client, type ClientChanges } from '../../authserver/model/clients.js';
 import type { Params } from '../../authserver/params.js';
 import { grantableUniverse } from '../../authserver/scope-request.js';
 import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
@@ -59,15 +59,7 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
             id: v.client_id,
             name: v.name || undefined,
             public: v.type === 'public',
-            redirectUris: lines(v.redirect_uris),
-            grantTypes: v.grant_types,
-            scope: v.scope || null,
-            tokenType: v.token_type,
-            origins: lines(v.origins),
-            uri: v.uri || null,
-            verified: v.verified,
-            introspect: v.introspect,
-            requirePkce: v.require_pkce,
+            ...changesOf(v),
           }),
         'client_id',
       );
@@ -97,15 +89,7 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
           updateClient(ctx, client.id, {
             // An empty name is the client id, as when registering.
             name: v.name || client.id,
-            redirectUris: lines(v.redirect_uris),
-            grantTypes: v.grant_types,
-            scope: v.scope || null,
-            tokenType: v.token_type,
-            origins: lines(v.origins),
-            uri: v.uri || null,
-            verified: v.verified,
-            introspect: v.introspect,
-            requirePkce: v.require_pkce,
+            ...changesOf(v),
           }),
         'client_id',
       );
@@ -171,4 +155,19 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
       return kit.redirect(reply, `/clients?deleted=${encodeURIComponent(id(request))}`);
     }),
   });
+}
+
+/** The form's values as the model's client fields, the same for registering and for editing. */
+function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name'>> {
+  return {
+    redirectUris: lines(v.redirect_uris),
+    grantTypes: v.grant_types,
+    scope: v.scope || null,
+    tokenType: v.token_type,
+    origins: lines(v.origins),
+    uri: v.uri || null,
+    verified: v.verified,
+    introspect: v.introspect,
+    requirePkce: v.require_pkce,
+  };
 }
