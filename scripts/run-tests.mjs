@@ -60,7 +60,12 @@ const args = process.argv.slice(2);
 const files = args.length ? args : [...collect('src'), ...collect('test')].sort();
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  [
+    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/slowest-files.mjs', '--test-reporter-destination=stdout',
+    ...files,
+  ],
   { stdio: 'inherit', env },
 );
 process.exit(result.status ?? 1);

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { startServer } from '../main/server.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 import type { Role } from '../platform/config/load.js';
 
@@ -29,7 +28,10 @@ export function serveCommand(program: Command): void {
     .option('--role <role>', 'all | auth | resource', parseRole, 'all')
     .option('--metrics-port <n>', 'serve Prometheus metrics over plain HTTP on this port (metrics.host, default 127.0.0.1)', parseMetricsPort)
     .action(async (opts: CommonOptions & { port?: number; host?: string; role: Role; metricsPort?: number }) => {
-      const server = await startServer(configFrom(opts));
+      const config = configFrom(opts);
+      // Imported here, not above: the other commands (and a config error) do not load the HTTP stack.
+      const { startServer } = await import('../main/server.js');
+      const server = await startServer(config);
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
