@@ -36,6 +36,9 @@ export function viewParameters(m: CollectionModel, limits: ParameterLimits): TOb
   );
 }
 
+/** The names of a list's fixed parameters: every other query key is a filter (query.ts); query.test.ts holds them equal to listParameters'. */
+export const LIST_PARAMETER_NAMES: readonly string[] = ['limit', 'offset', 'page', 'per_page', 'sortby', 'order', 'after', 'before', 'count', 'q', 'fields', 'expand'];
+
 /** A list's paging, sorting, counting, view and search parameters (its filters are the collection's own). */
 export function listParameters(m: CollectionModel, limits: ParameterLimits): TObject {
   return Type.Object({

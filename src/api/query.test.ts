@@ -5,6 +5,7 @@ import { loadConfig, DEMO_CONFIG } from '../platform/config/load.js';
 import { ApiError } from '../platform/http/errors.js';
 import { buildCollections } from '../contract/collections.js';
 import { filterValue, parseListQuery } from './query.js';
+import { LIST_PARAMETER_NAMES, listParameters } from './parameters.js';
 
 const demo = buildCollections(loadConfig({ file: DEMO_CONFIG, dataDir: tmpdir(), env: {} }).collections);
 const typed = buildCollections({
@@ -160,4 +161,10 @@ test('a parameter named __proto__, constructor or toString is reported like any 
       return true;
     });
   }
+});
+
+test('the fixed list parameters the parser sets apart from filters are the ones the OpenAPI document describes', () => {
+  // animals has a parent and zoos has children and search: between them every optional parameter.
+  const described = new Set([zoos, animals].flatMap((m) => Object.keys(listParameters(m, { ...limits, expandLimit: 10 }).properties)));
+  assert.deepEqual([...described].sort(), [...LIST_PARAMETER_NAMES].sort());
 });

@@ -2,6 +2,7 @@ import { badRequest } from '../platform/http/errors.js';
 import type { CollectionModel, FieldColumn } from '../contract/collections.js';
 import { MAX_IN, OPERATORS, OPERATORS_OF_TYPE, type Condition, type FilterValue, type Operator } from './store/operators.js';
 import type { SortKey } from './store/list-plans.js';
+import { LIST_PARAMETER_NAMES } from './parameters.js';
 
 // The list query language (docs/api.md, "Listing: the query language"): paging (limit/offset,
 // page/per_page, after/before), sorting on several keys, filters with operators (operators.ts),
@@ -34,7 +35,7 @@ export interface ListLimits {
   maxLimit: number;
 }
 
-const RESERVED = ['limit', 'offset', 'page', 'per_page', 'sortby', 'order', 'after', 'before', 'count', 'q', 'fields', 'expand'];
+const RESERVED = LIST_PARAMETER_NAMES;
 const MAX_SEARCH_WORDS = 20;
 
 /** The operators a filter field takes (`eq` is the plain `<field>=<value>`; the OpenAPI document lists them too). */

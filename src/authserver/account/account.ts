@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { InvalidInput } from '../../contract/errors.js';
+import { modelProblem } from '../../contract/errors.js';
 import { scopeLabel } from '../../contract/scopes.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
@@ -126,8 +126,9 @@ async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: 
   try {
     await changePassword(ctx, user.username, next, userSubject(user.id));
   } catch (e) {
-    if (e instanceof InvalidInput) return show(ctx, request, reply, 400, { error: `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}. Nothing was changed.` });
-    throw e;
+    const problem = modelProblem(e);
+    if (!problem) throw e;
+    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}. Nothing was changed.` });
   }
   audit(ctx, request.log, 'user.password_changed', { subject: userSubject(user.id), reason: 'account page' });
   return back(ctx, reply, 'password');

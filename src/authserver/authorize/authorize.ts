@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { ConsentRequired, LoginRequired, OAuthError } from '../../platform/http/errors.js';
-import { prefersJson } from '../../platform/http/negotiation.js';
+import { errorAnswer } from '../../platform/http/html/index.js';
 import { audit } from '../audit.js';
 import { parseUrlEncoded, queryParams } from '../params.js';
 import { endSession, sessionUser } from '../sessions.js';
@@ -32,7 +32,7 @@ async function guarded(
   } catch (e) {
     if (e instanceof PageError) {
       pageHeaders(reply);
-      if (prefersJson(request.headers.accept)) throw e.asOAuthError();
+      if (!errorAnswer(request, e.status, 'unless-json').page) throw e.asOAuthError();
       return sendErrorPage(ctx, reply, e.status, e.title, e.description);
     }
     if (e instanceof RedirectError && target) {
@@ -43,7 +43,7 @@ async function guarded(
     if (e instanceof OAuthError && !target) {
       // Unparseable parameters (bad percent-encoding): nothing is verified, so nothing is redirected.
       pageHeaders(reply);
-      if (prefersJson(request.headers.accept)) throw e;
+      if (!errorAnswer(request, e.status, 'unless-json').page) throw e;
       return sendErrorPage(ctx, reply, e.status, 'Invalid request', e.description);
     }
     throw e;
@@ -53,7 +53,7 @@ async function guarded(
 /** The request as this user may be granted it (the admin rule of scope-request.ts); nothing left is invalid_scope. */
 function forUser(req: AuthorizationRequest, user: User): AuthorizationRequest {
   try {
-    return { ...req, scope: withAdminRule(req.scope, req.client, { user, via: req.responseType === 'code' ? 'authorization_code' : 'implicit' }) };
+    return { ...req, scope: withAdminRule(req.scope, req.client, { user, via: req.grant }) };
   } catch (e) {
     throw e instanceof OAuthError ? new RedirectError(e) : e;
   }

@@ -5,6 +5,7 @@ import { findClient, grantEnabled, pkceRequired, type Client } from '../model/cl
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../endpoints/metadata.js';
+import { RESPONSE_TYPES, type RedirectGrantType } from '../grants/registry.js';
 
 // Reading an authorization request (RFC 6749 §4.1.1, §4.2.1) in two stages. Until the client and
 // its redirect URI are known to be genuine nothing may be redirected (PageError: an error page);
@@ -26,6 +27,8 @@ export interface VerifiedTarget {
 
 export interface AuthorizationRequest extends VerifiedTarget {
   responseType: ResponseType;
+  /** The grant the response type starts (the registry's RESPONSE_TYPES). */
+  grant: RedirectGrantType;
   scope: string[];
   codeChallenge: string | null;
   /**
@@ -36,6 +39,7 @@ export interface AuthorizationRequest extends VerifiedTarget {
 }
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+const GRANT_OF_RESPONSE_TYPE: ReadonlyMap<string, RedirectGrantType> = new Map(RESPONSE_TYPES);
 
 /** A problem that must not be sent to the redirect URI (unknown client, unregistered URI). */
 export class PageError extends Error {
@@ -116,11 +120,11 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     for (const name of params.repeated) throw new InvalidRequest(`The ${name} parameter is repeated`);
     const responseType = params.get('response_type');
     if (!responseType) throw new InvalidRequest('response_type is required');
-    if (responseType !== 'code' && responseType !== 'token') throw new UnsupportedResponseType(`Unsupported response_type: ${responseType}`);
-    const grant = responseType === 'code' ? 'authorization_code' : 'implicit';
+    const grant = GRANT_OF_RESPONSE_TYPE.get(responseType);
+    if (!grant) throw new UnsupportedResponseType(`Unsupported response_type: ${responseType}`);
     if (!grantEnabled(ctx.config, grant)) throw new UnsupportedResponseType(`response_type=${responseType} is turned off on this server (the ${grant} grant)`);
     if (!client.grantTypes.includes(grant)) throw new UnauthorizedClient(`The client is not registered for the ${grant} grant`);
-    const scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: responseType === 'code' ? 'authorization_code' : 'implicit' });
+    const scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: grant });
     let codeChallenge: string | null = null;
     if (responseType === 'code') {
       const challenge = params.get('code_challenge');
@@ -138,7 +142,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     const prompt = new Set((params.get('prompt') ?? '').split(' ').filter(Boolean));
     for (const value of prompt) if (!PROMPTS.has(value)) throw new InvalidRequest(`Unknown prompt value: ${value}`);
     if (prompt.has('none') && prompt.size > 1) throw new InvalidRequest('prompt=none cannot be combined with other values');
-    return { ...partial, responseType, scope, codeChallenge, prompt };
+    return { ...partial, responseType: responseType as ResponseType, grant, scope, codeChallenge, prompt };
   };
   return { partial, complete };
 }

@@ -1,4 +1,3 @@
-import type { GrantType } from '../model/client.js';
 import type { TokenGrant } from './grant.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { passwordGrant } from './password.js';
@@ -12,7 +11,7 @@ import { refreshTokenGrant } from './refresh-token.js';
 
 /** A grant of the authorization endpoint alone (RFC 6749 §4.2, implicit): no token request. */
 export interface AuthorizeGrant {
-  grantType: GrantType;
+  grantType: RedirectGrantType;
   responseType: 'code' | 'token';
 }
 
@@ -25,7 +24,10 @@ export const GRANTS: readonly RegisteredGrant[] = [authorizationCodeGrant, impli
 /** The grants of the token endpoint, by grant_type. */
 export const TOKEN_GRANTS: ReadonlyMap<string, TokenGrant> = new Map(GRANTS.filter((g): g is TokenGrant => 'handler' in g).map((g) => [g.grantType, g]));
 
-/** Each response type and the grant it starts (RFC 6749 §3.1.1), in the table's order. */
-export const RESPONSE_TYPES: readonly (readonly ['code' | 'token', GrantType])[] = GRANTS.flatMap((g) =>
-  g.responseType === undefined ? [] : [[g.responseType, g.grantType] as const],
+/** A grant started at the authorization endpoint, whose answer reaches the client by redirect. */
+export type RedirectGrantType = 'authorization_code' | 'implicit';
+
+/** Each response type and the grant it starts (RFC 6749 §3.1.1), in the table's order (registry.test.ts holds the pairs). */
+export const RESPONSE_TYPES: readonly (readonly ['code' | 'token', RedirectGrantType])[] = GRANTS.flatMap((g) =>
+  g.responseType === undefined ? [] : [[g.responseType, g.grantType as RedirectGrantType] as const],
 );

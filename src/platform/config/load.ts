@@ -70,6 +70,9 @@ export function resolveConfigFile(file?: string): string {
 // verbose: the errors carry the data and schemas describeSchemaErrors turns into one sentence.
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, verbose: true });
 const validateShape = ajv.compile(ConfigSchema);
+// Each collection's schema is compiled once to prove it valid: one instance for them all (a new
+// Ajv per collection compiled the meta-schema again each time), which keeps none of them.
+const schemaChecker = new Ajv({ strict: false, addUsedSchema: false });
 
 export function parseConfigText(text: string, file: string): unknown {
   try {
@@ -268,9 +271,11 @@ function checkCollections(collections: Record<string, CollectionConfig>, file: s
       });
     });
     try {
-      new Ajv({ strict: false }).compile(c.schema);
+      schemaChecker.compile(c.schema);
     } catch (e) {
       throw new ConfigError(file, `${at}.schema`, `is not a valid JSON Schema: ${(e as Error).message}`);
+    } finally {
+      schemaChecker.removeSchema(c.schema);
     }
   }
   // /<collection>/<id>/attachments is the attachment route: no child collection may take that name.
