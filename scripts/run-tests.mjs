@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: builds, checks the PostgreSQL and Redis the tests use, then runs every test file
-// with node's test runner. `npm test -- test/some.test.ts` runs a subset.
+// with node's test runner (scripts/test-files.mjs). `npm test -- test/some.test.ts` runs a subset.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import net from 'node:net';
@@ -56,16 +56,35 @@ function collect(dir) {
 // CPU busy — on the 2-core CI machine, 4 files at a time took 7 minutes where 2 took 11.
 const concurrency = process.env.TEST_CONCURRENCY ?? String(2 * os.availableParallelism());
 
+// The files that run longest start first: started last, one of them would run alone at the end
+// while the other cores idle (the slowest files are printed after every run).
+const LONGEST = [
+  'test/http-fuzz.test.ts',
+  'test/resource-async.test.ts',
+  'test/browser-admin.test.ts',
+  'test/cli-people.test.ts',
+  'test/cli-oauth.test.ts',
+  'src/api/store/list-plans.test.ts',
+  'test/browser-account.test.ts',
+  'test/attachments-large.test.ts',
+  'test/ops-backup.test.ts',
+  'test/cli-remove.test.ts',
+  'test/cli-migrate.test.ts',
+  'test/events-webhooks.test.ts',
+  'test/oauth-remembered-consent.test.ts',
+  'test/http-lifecycle.test.ts',
+  'test/outages.test.ts',
+  'test/crash-recovery.test.ts',
+];
+const rank = (file) => {
+  const i = LONGEST.indexOf(path.relative(root, path.resolve(file)));
+  return i === -1 ? LONGEST.length : i;
+};
+
 const args = process.argv.slice(2);
-const files = args.length ? args : [...collect('src'), ...collect('test')].sort();
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`,
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=./scripts/slowest-files.mjs', '--test-reporter-destination=stdout',
-    ...files,
-  ],
-  { stdio: 'inherit', env },
-);
+const files = (args.length ? args : [...collect('src'), ...collect('test')]).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/test-files.mjs', ...files], {
+  stdio: 'inherit',
+  env: { ...env, TEST_CONCURRENCY: concurrency },
+});
 process.exit(result.status ?? 1);
