@@ -14,6 +14,9 @@ const db = () => new Database(path.join(dataDir, 'gatehouse.db'), { readonly: tr
 
 before(() => {
   dataDir = tempDir();
+  // The commands other than serve and migrate never create the database (cli-people.test.ts).
+  const migrated = cli(['migrate']);
+  assert.equal(migrated.status, 0, migrated.stderr);
 });
 after(() => {
   rmSync(dataDir, { recursive: true, force: true });

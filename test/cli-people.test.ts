@@ -4,9 +4,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, ROOT, runCli, startServer, type Json, type TestServer } from './helpers/server.js';
+import { CLI, DEMO_CONFIG_FILE, ROOT, createPgDatabase, pgAvailable, runCli, startServer, tempDir, type Json, type TestServer } from './helpers/server.js';
+import pg from 'pg';
 import { addClient, addUser, basic, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { asBearer } from './helpers/tokens.js';
 
@@ -254,4 +255,47 @@ test('user passwd on a terminal asks twice without echo; two different answers c
   assert.doesNotMatch(typed.output, /tess-password-typed/, 'not echoed');
   assert.equal((await passwordLogin(app, 'tess', 'tess-password-typed')).status, 200);
   assert.equal((await passwordLogin(app, 'tess', 'tess-password-old')).status, 400);
+});
+
+test('without a database where it points, a command other than serve and migrate exits 2 naming the path, and creates nothing', async () => {
+  const empty = tempDir();
+  try {
+    for (const args of [['user', 'list'], ['user', 'add', 'nobody', '--password', 'nobody-password-1'], ['client', 'list'], ['grant', 'list'], ['keys', 'rotate'], ['maintenance', 'on']]) {
+      const r = runCli([...args, '--config', DEMO_CONFIG_FILE, '--data-dir', path.join(empty, 'data')]);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, new RegExp(`^gatehouse: no gatehouse database at SQLite ${path.join(empty, 'data', 'gatehouse.db')}: nothing was done, and no database was created\\.\n`));
+      assert.match(r.stderr, /--data-dir DIR or --config FILE/);
+      assert.match(r.stderr, /`gatehouse migrate` \(or `gatehouse serve`\) creates a new database/);
+    }
+    assert.deepEqual(readdirSync(empty), [], 'not even the data folder');
+  } finally {
+    rmSync(empty, { recursive: true, force: true });
+  }
+});
+
+test('on PostgreSQL, a database gatehouse has not made is left as it was', { skip: !pgAvailable && 'PostgreSQL is not available' }, async () => {
+  const db = await createPgDatabase();
+  try {
+    const r = runCli(['user', 'list', '--config', DEMO_CONFIG_FILE], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^gatehouse: no gatehouse database at PostgreSQL postgres:\/\/\S+: nothing was done/);
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    const tables = await client.query("select table_name from information_schema.tables where table_schema = 'public'");
+    await client.end();
+    assert.deepEqual(tables.rows, [], 'no table created');
+  } finally {
+    await db.drop();
+  }
+});
+
+test('on a terminal, a command names the database it used on stderr; piped, it does not', () => {
+  const args = ['user', 'list', '--json', '--config', server.configFile, '--data-dir', server.dataDir];
+  const tty = runCli(args, { env: { ...server.env, NODE_OPTIONS: '--import=data:text/javascript,process.stderr.isTTY=true' } });
+  assert.equal(tty.status, 0, tty.stderr);
+  assert.equal(tty.stderr, `gatehouse: database SQLite ${path.join(server.dataDir, 'gatehouse.db')}\n`);
+  const piped = runCli(args, { env: server.env });
+  assert.equal(piped.stderr, '');
+  assert.deepEqual(JSON.parse(piped.stdout), JSON.parse(tty.stdout));
 });

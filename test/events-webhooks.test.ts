@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import dns from 'node:dns/promises';
 import os from 'node:os';
 import { Webhook } from 'standardwebhooks';
-import { startServer, tempDir, type TestServer } from './helpers/server.js';
+import { startServer, tempDir, testConfig, writeConfig, type TestServer } from './helpers/server.js';
 import { apiClient, assertApiError, type ApiClient } from './helpers/tokens.js';
 import { addClient, basic, post } from './helpers/oauth.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
@@ -219,5 +219,35 @@ test('SIGKILL right after a burst of writes: after a restart every acknowledged 
   } finally {
     await own.cleanup();
     receiver.respond = () => ({ status: 204 });
+  }
+});
+
+test('a webhook the config no longer allows is named at start-up: its address, a collection gone', async () => {
+  const own = await startServer({ config: { events: { webhooks: { allowPrivateNetworks: true } } } });
+  try {
+    const token = await adminTokenOf(own);
+    const hook = await admin('POST', '/webhooks', { url: `${receiver.url}/later`, collections: ['zoos', 'articles'] }, own, token);
+    assert.equal(hook.status, 201, hook.text);
+    const quiet = await admin('POST', '/webhooks', { url: 'https://hooks.example.com/fine', collections: ['zoos'] }, own, token);
+    assert.equal(quiet.status, 201, quiet.text);
+    await own.stop();
+    const config = testConfig();
+    delete config.collections.articles;
+    const restarted = await startServer({ dataDir: own.dataDir, configFile: writeConfig(own.dataDir, config) });
+    try {
+      // The log is written asynchronously: the lines may follow the banner by a moment.
+      const warnings = () => restarted.output().split('\n').filter((l) => l.includes('"msg":"webhook ')).map((l) => JSON.parse(l).msg as string);
+      const deadline = Date.now() + 10_000;
+      while (warnings().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const warned = warnings();
+      assert.deepEqual(warned, [
+        `webhook ${hook.body.id} (${receiver.url}/later): the address must not point at a loopback or private address (events.webhooks.allowPrivateNetworks allows it), so every delivery fails until the webhook is changed or removed`,
+        `webhook ${hook.body.id} (${receiver.url}/later): articles is no longer a collection of the config: nothing of it is delivered`,
+      ]);
+    } finally {
+      await restarted.stop();
+    }
+  } finally {
+    await own.cleanup();
   }
 });

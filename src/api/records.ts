@@ -319,7 +319,9 @@ export class Records {
       const current = this.toResource(model, row);
       const { doc: changes, detail } = splitServerFields(model, input, current, parentId !== null);
       // A body with server-owned fields is refused before the parent is looked at, naming every bad field.
-      if (Object.keys(detail).length) validateDocument(model, mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes), detail);
+      // A merge patch is checked on the fields it sets (and the required ones): the rest is as stored.
+      const touched = mode === 'merge' ? new Set(Object.keys(changes)) : undefined;
+      if (Object.keys(detail).length) validateDocument(model, mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes), detail, touched);
       let newParent = row.parent_id;
       if (model.parent && parentId === null) {
         const ref = parentReference(model, input, mode === 'replace');
@@ -329,7 +331,7 @@ export class Records {
         }
       }
       const doc = mode === 'replace' ? changes : mergePatch(JSON.parse(row.doc) as Document, changes);
-      validateDocument(model, doc);
+      validateDocument(model, doc, {}, touched);
       const updated: RecordRow = {
         ...row,
         parent_id: newParent,

@@ -32,19 +32,31 @@ function describe(model: CollectionModel, err: ErrorObject): [string, string] {
   }
 }
 
+/** The top-level field an error is about ('' for a rule of the whole document). */
+function fieldOf(err: ErrorObject): string {
+  const first = err.instancePath.split('/')[1];
+  if (first !== undefined) return first.replace(/~1/g, '/').replace(/~0/g, '~');
+  if (err.keyword === 'required') return (err.params as { missingProperty: string }).missingProperty;
+  if (err.keyword === 'additionalProperties') return (err.params as { additionalProperty: string }).additionalProperty;
+  return '';
+}
+
 /**
  * Validates the user fields of a record (server-owned fields already removed). `known` holds
- * problems found earlier in the same body, so one 400 names every bad field.
+ * problems found earlier in the same body, so one 400 names every bad field. With `touched` (a
+ * merge patch's fields), only those fields, the required ones and the rules of the whole document
+ * are checked: a record stored under an earlier schema can still be edited (docs/api.md, PATCH).
  */
-export function validateDocument(model: CollectionModel, doc: Document, known: Detail = {}): void {
+export function validateDocument(model: CollectionModel, doc: Document, known: Detail = {}, touched?: ReadonlySet<string>): void {
   const valid = model.validate(doc);
-  if (valid && Object.keys(known).length === 0) return;
+  const errors = valid ? [] : (model.validate.errors ?? []).filter((e) => !touched || e.keyword === 'required' || fieldOf(e) === '' || touched.has(fieldOf(e)));
+  if (errors.length === 0 && Object.keys(known).length === 0) return;
   const detail: Detail = { ...known };
-  for (const err of valid ? [] : (model.validate.errors ?? [])) {
+  for (const err of errors) {
     const [field, message] = describe(model, err);
     detail[field] ??= message;
   }
-  const onlyServerFields = valid && Object.keys(known).every((k) => (SERVER_FIELDS as readonly string[]).includes(k));
+  const onlyServerFields = errors.length === 0 && Object.keys(known).every((k) => (SERVER_FIELDS as readonly string[]).includes(k));
   throw badRequest(onlyServerFields ? 'Server-owned fields cannot be set' : `Invalid ${model.name} record`, detail);
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { BackupRefused, backupSqlite, restoreSqlite, sqliteFileOf } from '../platform/store/backup.js';
 import { CliError, configFrom, withCommonOptions, type CommonOptions } from './common.js';
+import { redactPassword } from '../platform/store/open-store.js';
 
 // gatehouse backup <file> / gatehouse restore <file>: SQLite through the store layer
 // (src/platform/store/backup.ts); for PostgreSQL the commands say how to use pg_dump / pg_restore.
@@ -63,10 +64,6 @@ function passwordNote(url: string): string[] {
   return redactPassword(url) === url ? [] : ['(the password is shown as ***: put it back, or give it with PGPASSWORD or ~/.pgpass)'];
 }
 
-/** The URL with its password (user:password@ or ?password=) replaced by ***. */
-function redactPassword(url: string): string {
-  return url.replace(/\/\/([^:@/]+):([^@/]*)@/, '//$1:***@').replace(/([?&]password=)[^&]*/i, '$1***');
-}
 
 /** A shell word (single quotes) when the text needs quoting. */
 function quote(text: string): string {

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config, type Role } from '../platform/config/load.js';
 import { closeContext, openContext } from '../main/context.js';
+import { describeDatabase } from '../platform/store/open-store.js';
+import { NoDatabase } from '../platform/store/store.js';
 import type { AppContext } from '../contract/context.js';
 import { modelProblem } from '../contract/errors.js';
 
@@ -20,9 +22,15 @@ export function configFrom(opts: CommonOptions & { port?: number; host?: string;
   return loadConfig({ file: opts.config, dataDir: opts.dataDir, port: opts.port, host: opts.host, role: opts.role, metricsPort: opts.metricsPort });
 }
 
-/** Runs a command body with an open context, closing it afterwards whatever happens. */
+/**
+ * Runs a command body with an open context, closing it afterwards whatever happens. Only on a
+ * database gatehouse has made: these commands never create one (NoDatabase, exit 2). On a
+ * terminal the database used is named on stderr.
+ */
 export async function withContext<T>(opts: CommonOptions, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
-  const ctx = await openContext(configFrom(opts));
+  const config = configFrom(opts);
+  const ctx = await openContext(config, { existing: true });
+  if (process.stderr.isTTY) process.stderr.write(`gatehouse: database ${describeDatabase(config.storage.database)}\n`);
   try {
     return await fn(ctx);
   } finally {
@@ -51,6 +59,14 @@ export async function modelErrors<T>(flags: Record<string, string>, fn: () => Pr
 }
 
 export function reportAndExit(err: unknown): never {
+  if (err instanceof NoDatabase) {
+    process.stderr.write(
+      `gatehouse: ${err.message}: nothing was done, and no database was created.\n` +
+        `Run the command where gatehouse serves, or point it there with --data-dir DIR or --config FILE (storage.database);\n` +
+        `\`gatehouse migrate\` (or \`gatehouse serve\`) creates a new database.\n`,
+    );
+    process.exit(2);
+  }
   if (err instanceof ConfigError) {
     process.stderr.write(`gatehouse: ${err.message}\n`);
     process.exit(2);

@@ -1,16 +1,26 @@
 import type { Config } from '../platform/config/load.js';
 import type { AppContext } from '../contract/context.js';
-import { openStore } from '../platform/store/open-store.js';
-import { migrateCore } from '../platform/store/migrations.js';
+import { describeDatabase, openStore } from '../platform/store/open-store.js';
+import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.js';
+import { NoDatabase } from '../platform/store/store.js';
 import { buildCollections } from '../contract/collections.js';
 import { KeyRing } from '../platform/crypto/keys.js';
 import { syncResourceTables } from '../api/lifecycle.js';
 import { accessTokenSource } from '../authserver/lifecycle.js';
 
+export interface OpenOptions {
+  /**
+   * Only a database gatehouse has made (the CLI's commands but serve and migrate): where there is
+   * none, NoDatabase, and nothing is created.
+   */
+  existing?: boolean;
+}
+
 /** Opens the stores and brings the database up to date: what every command needs. */
-export async function openContext(config: Config): Promise<AppContext> {
-  const store = await openStore(config.storage.database, { pgPool: config.load.pgPool });
+export async function openContext(config: Config, options: OpenOptions = {}): Promise<AppContext> {
+  const store = await openStore(config.storage.database, { pgPool: config.load.pgPool, existing: options.existing });
   try {
+    if (options.existing && !(await isGatehouseDatabase(store))) throw new NoDatabase(describeDatabase(config.storage.database));
     const collections = buildCollections(config.collections);
     await store.withMigrationLock(async () => {
       await migrateCore(store);

@@ -13,6 +13,8 @@ import { ensureDemoDeployment } from './demo.js';
 import type { ServerMetrics } from './metrics.js';
 import { eventBus } from '../contract/event-bus.js';
 import { WebhookDispatcher } from '../webhooks/delivery.js';
+import { webhookProblems } from '../webhooks/webhooks.js';
+import { describeDatabase, redactPassword } from '../platform/store/open-store.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -85,12 +87,15 @@ async function announce(
   const c = ctx.config;
   const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
 
+  // Before the banner, so that they come first.
+  for (const line of await webhookProblems(ctx)) app.log.warn(line);
+
   const lines = [`gatehouse listening on ${c.publicUrl}`];
   if (c.servesResources) lines.push(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
   lines.push(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
   if (c.servesAuth) lines.push(`  admin          ${c.publicUrl}/admin  (API: ${c.publicUrl}/admin/v1, the admin scope)`);
   lines.push(`  role           ${c.role}`);
-  lines.push(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redact(c.storage.redis)}` : ''}`);
+  lines.push(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redactPassword(c.storage.redis)}` : ''}`);
   lines.push(`  data dir       ${c.dataDir}`);
   lines.push(`  config         ${c.file}`);
   lines.push(`  certificate    ${cert.source}${cert.created ? ' (self-signed, created now)' : ''}`);
@@ -127,10 +132,3 @@ function hostForUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
-}
-
-function describeDatabase(url: string): string {
-  return url.startsWith('sqlite:') ? `SQLite ${url.slice(7)}` : `PostgreSQL ${redact(url)}`;
-}

@@ -70,6 +70,21 @@ function webhookEvent(tx: WriteTx, type: 'webhook.created' | 'webhook.updated' |
   tx.emit({ type, record_id: w.id, actor, data: type === 'webhook.removed' ? null : JSON.stringify(describeWebhook(w)) });
 }
 
+/**
+ * What the current config would refuse in each stored webhook, one line each for the start-up log:
+ * an address it no longer allows (every delivery would fail) or collections it no longer has.
+ */
+export async function webhookProblems(ctx: AppContext): Promise<string[]> {
+  const lines: string[] = [];
+  for (const w of await listWebhooks(ctx)) {
+    const problem = webhookUrlProblem(w.url, ctx.config.events.webhooks.allowPrivateNetworks);
+    if (problem) lines.push(`webhook ${w.id} (${w.url}): the address ${problem}, so every delivery fails until the webhook is changed or removed`);
+    const gone = w.collections.filter((c) => !ctx.collections.has(c));
+    if (gone.length) lines.push(`webhook ${w.id} (${w.url}): ${gone.join(', ')} ${gone.length === 1 ? 'is' : 'are'} no longer a collection of the config: nothing of ${gone.length === 1 ? 'it' : 'them'} is delivered`);
+  }
+  return lines;
+}
+
 /** Adds a webhook; returns it with its signing secret (`whsec_…`), shown this once. Events from now on are delivered. */
 export async function addWebhook(ctx: AppContext, input: WebhookInput, actor: string | null = null): Promise<{ webhook: Webhook; secret: string }> {
   const c = checked(ctx, input, false);

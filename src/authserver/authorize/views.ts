@@ -129,18 +129,27 @@ export function errorPage(title: string, message: string): CardView {
   return { title, body: html`<h1>${title}</h1>\n<p role="alert">${message}</p>\n<p class="muted">You can close this page. Nothing was shared with the application.</p>` };
 }
 
-/** 3600 → "1 hour", 7776000 → "90 days". */
+const UNITS: readonly (readonly [number, string])[] = [
+  [86400, 'day'],
+  [3600, 'hour'],
+  [60, 'minute'],
+  [1, 'second'],
+];
+
+/**
+ * A duration in words: 3600 → "1 hour", 7776000 → "90 days", 5400 → "90 minutes". Within 1% of a
+ * whole number of a unit it is that number (a grant's validity measured between two instants,
+ * 86399 s → "1 day"); otherwise above two minutes it is rounded up to the minute, hour or day
+ * (847 s → "15 minutes": a wait is never shown shorter than it is).
+ */
 export function describeDuration(seconds: number): string {
-  const units: [number, string][] = [
-    [86400, 'day'],
-    [3600, 'hour'],
-    [60, 'minute'],
-    [1, 'second'],
-  ];
-  for (const [size, name] of units)
-    if (seconds % size === 0) {
-      const n = seconds / size;
-      return `${n} ${name}${n === 1 ? '' : 's'}`;
-    }
-  return `${seconds} seconds`;
+  const s = Math.max(0, Math.round(seconds));
+  const words = (n: number, name: string) => `${n} ${name}${n === 1 ? '' : 's'}`;
+  for (const [size, name] of UNITS.slice(0, 3)) {
+    const n = Math.round(s / size);
+    if (n >= 1 && Math.abs(s - n * size) <= size / 100) return words(n, name);
+  }
+  if (s < 120) return words(s, 'second');
+  const [size, name] = s < 2 * 3600 ? UNITS[2] : s < 2 * 86400 ? UNITS[1] : UNITS[0];
+  return words(Math.ceil(s / size), name);
 }

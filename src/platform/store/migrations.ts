@@ -363,16 +363,25 @@ export function coreMigrationNames(): string[] {
   return Object.keys(coreMigrations(() => 'text')); // the column types are only asked for when migrating
 }
 
-/** Applies gatehouse's migrations up to `target` (default: all of them); returns the names applied. */
-export async function migrateCore(store: Store, target?: string): Promise<string[]> {
+function migratorOf(store: Store): Migrator {
   const migrations = coreMigrations(store.columnType);
   const provider: MigrationProvider = { getMigrations: async () => migrations };
-  const migrator = new Migrator({
+  return new Migrator({
     db: sqlOf(store),
     provider,
     migrationTableName: 'gatehouse_migrations',
     migrationLockTableName: 'gatehouse_migrations_lock',
   });
+}
+
+/** Whether gatehouse has made this database (its first migration has run); asking creates nothing. */
+export async function isGatehouseDatabase(store: Store): Promise<boolean> {
+  return (await migratorOf(store).getMigrations()).some((m) => m.executedAt !== undefined);
+}
+
+/** Applies gatehouse's migrations up to `target` (default: all of them); returns the names applied. */
+export async function migrateCore(store: Store, target?: string): Promise<string[]> {
+  const migrator = migratorOf(store);
   const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

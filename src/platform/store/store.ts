@@ -104,4 +104,13 @@ export interface StoreInternals extends Store {
 export interface StoreOptions {
   /** PostgreSQL: connections in the pool (default 10; the config's GATEHOUSE_PG_POOL). */
   pgPool?: number | null;
+  /** Open only a database that is there (a SQLite file that exists); else NoDatabase. */
+  existing?: boolean;
+}
+
+/** No gatehouse database where the config points (`describeDatabase`'s words in `where`). */
+export class NoDatabase extends Error {
+  constructor(readonly where: string) {
+    super(`no gatehouse database at ${where}`);
+  }
 }
