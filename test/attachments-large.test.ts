@@ -71,13 +71,15 @@ async function scenario(server: TestServer, engine: 'sqlite' | 'postgres', tmp: 
   assert.equal((await upload(owner, article, tenMiB, { 'content-type': 'application/pdf' })).status, 201);
   if (engine === 'sqlite') await new Promise((resolve) => setTimeout(resolve, 1500));
   const growths: number[] = [];
-  for (let i = 0; i < 3; i++) {
+  // Five uploads, their median: on a machine busy with other tests one garbage collection more or
+  // less moves a single figure by a MiB.
+  for (let i = 0; i < 5; i++) {
     const rssBefore = rssBytes(server.child.pid!);
     const ten = await upload(owner, article, tenMiB, { 'content-type': 'application/pdf' });
     growths.push(rssBytes(server.child.pid!) - rssBefore);
     assert.equal(ten.status, 201, ten.text);
   }
-  const typical = [...growths].sort((a, b) => a - b)[1];
+  const typical = [...growths].sort((a, b) => a - b)[2];
   assert.ok(typical < 5 * MiB, `10 MiB uploads raised the server's RSS by ${growths.map((g) => (g / MiB).toFixed(1)).join(', ')} MiB`);
 
   const pdf = bigPdf(48 * MiB, 2);

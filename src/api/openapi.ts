@@ -84,7 +84,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
     get: {
       tags: tag,
       operationId: `list_${nested ? `${parent.name}_` : ''}${m.name}`,
-      summary: `List ${m.name}`,
+      summary: nested ? `List the ${m.name} of one record of ${parent.name}` : `List ${m.name}`,
       security: security(m, 'read'),
       parameters: listParameters(m, nested, limits),
       responses: { '200': { description: 'The records', headers: listHeaders, content: json({ type: 'array', items: ref(m.name) }) }, ...errors(400, 401, 403, 404, 405, 429) },
@@ -92,7 +92,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
     post: {
       tags: tag,
       operationId: `create_${nested ? `${parent.name}_` : ''}${m.name}`,
-      summary: `Create a ${m.name} record, or many as a background job`,
+      summary: `Create a record in ${m.name}, or many as a background job`,
       security: security(m, 'write'),
       parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string' } }],
       requestBody: {
@@ -115,6 +115,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
     get: {
       tags: tag,
       operationId: `get_${nested ? `${parent.name}_` : ''}${m.name}`,
+      summary: `Read one record of ${m.name}`,
       security: security(m, 'read'),
       description: 'Any query parameter but fields and expand is a 400 naming it.',
       parameters: queryParameters(fixedViewParameters(m, limits)),
@@ -123,6 +124,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
     put: {
       tags: tag,
       operationId: `replace_${nested ? `${parent.name}_` : ''}${m.name}`,
+      summary: `Replace a record of ${m.name} (its whole representation)`,
       security: security(m, 'write'),
       parameters: [ifMatch],
       requestBody: { required: true, content: json(inputSchema(m, !nested)) },
@@ -131,7 +133,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
     patch: {
       tags: tag,
       operationId: `patch_${nested ? `${parent.name}_` : ''}${m.name}`,
-      summary: 'JSON merge patch (RFC 7396)',
+      summary: `Change fields of a record of ${m.name} (JSON merge patch, RFC 7396)`,
       security: security(m, 'write'),
       parameters: [ifMatch],
       requestBody: { required: true, content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } } },
@@ -140,6 +142,7 @@ function collectionPaths(m: CollectionModel, paths: Obj, parent: CollectionModel
     delete: {
       tags: tag,
       operationId: `delete_${nested ? `${parent.name}_` : ''}${m.name}`,
+      summary: `Delete a record of ${m.name}`,
       security: security(m, 'write'),
       parameters: [ifMatch],
       responses: { '204': { description: 'Deleted' }, ...errors(400, 401, 403, 404, 405, 410, 412, 429) },
@@ -157,6 +160,7 @@ function attachmentPaths(m: CollectionModel, paths: Obj): void {
     get: {
       tags: [m.name],
       operationId: `list_${m.name}_attachments`,
+      summary: `List the files attached to a record of ${m.name}`,
       security: security(m, 'read'),
       responses: { '200': { description: 'The attachments of the record', content: json({ type: 'array', items: ref('Attachment') }) }, ...errors(401, 403, 404, 405, 410) },
     },
@@ -188,6 +192,7 @@ function attachmentPaths(m: CollectionModel, paths: Obj): void {
     delete: {
       tags: [m.name],
       operationId: `delete_${m.name}_attachment`,
+      summary: 'Delete an attached file',
       security: security(m, 'write'),
       responses: { '204': { description: 'Deleted' }, ...errors(401, 403, 404, 405) },
     },
@@ -309,9 +314,14 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry, mo
   const scopes = scopesOf(collections);
   return {
     openapi: '3.1.0',
-    info: { title: 'gatehouse resource API', version: String(config.api.version) },
+    info: { title: 'gatehouse resource API', version: String(config.api.version), ...(config.api.license ? { license: config.api.license } : {}) },
     servers: [{ url: `${config.publicUrl}/v${config.api.version}` }],
     security: [{ bearer: [] }],
+    tags: [
+      ...[...collections.values()].map((m) => ({ name: m.name, ...(m.description ? { description: m.description } : {}) })),
+      { name: 'jobs', description: 'Bulk creates run in the background' },
+      { name: 'events', description: 'What changed, for the records this token could GET' },
+    ],
     paths: { ...paths, ...more },
     components: {
       schemas,

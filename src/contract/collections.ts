@@ -24,6 +24,8 @@ export interface FieldColumn {
 export interface CollectionModel {
   name: string;
   title: string;
+  /** What it holds, from the config (the OpenAPI document's tag description); null when not said. */
+  description: string | null;
   table: string;
   access: Access;
   schema: Record<string, unknown>;
@@ -76,6 +78,7 @@ export function buildCollections(collections: Record<string, CollectionConfig>):
     registry.set(name, {
       name,
       title: c.title ?? name,
+      description: c.description ?? null,
       table: `r_${name}`,
       access,
       schema,

@@ -50,3 +50,16 @@ test('the PostgreSQL pool size comes from the environment: a whole number from 1
       `GATEHOUSE_PG_POOL=${value}`,
     );
 });
+
+test('api.license: a name with an identifier or a url, not both; unknown keys refused', () => {
+  const env = {};
+  const withLicense = (license: unknown) => resolveConfig({ ...structuredClone(minimal), api: { license } }, 'g.yaml', { env });
+  assert.deepEqual(withLicense({ name: 'CC0 1.0', identifier: 'CC0-1.0' }).api.license, { name: 'CC0 1.0', identifier: 'CC0-1.0' });
+  assert.deepEqual(withLicense({ name: 'Ours', url: 'https://example.com/terms' }).api.license, { name: 'Ours', url: 'https://example.com/terms' });
+  assert.equal(resolveConfig(structuredClone(minimal), 'g.yaml', { env }).api.license, undefined);
+  const refused = (license: unknown, field: string) =>
+    assert.throws(() => withLicense(license), (e: unknown) => e instanceof ConfigError && e.field === field, JSON.stringify(license));
+  refused({ name: 'X', identifier: 'MIT', url: 'https://example.com' }, 'api.license');
+  refused({ identifier: 'MIT' }, 'api.license.name');
+  refused({ name: 'X', spdx: 'MIT' }, 'api.license.spdx');
+});

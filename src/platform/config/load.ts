@@ -203,6 +203,8 @@ function checkApi(cfg: RawConfig, file: string): void {
   if (cfg.api.defaultLimit > cfg.api.maxLimit) throw new ConfigError(file, 'api.defaultLimit', 'must not exceed api.maxLimit');
   if (cfg.api.retiredVersions.includes(cfg.api.version))
     throw new ConfigError(file, 'api.retiredVersions', `must not contain the current version ${cfg.api.version}`);
+  // OpenAPI 3.1: a license names its SPDX identifier or its URL, not both.
+  if (cfg.api.license?.identifier !== undefined && cfg.api.license.url !== undefined) throw new ConfigError(file, 'api.license', 'takes identifier or url, not both');
 }
 
 /** A filter or sort field must have a scalar type (field-types.ts); the error names the field and says which types can be. */

@@ -86,6 +86,10 @@ const Api = Type.Object(
     maxBulkItems: Type.Integer({ default: 1000, minimum: 1 }),
     /** At most this many children per record with `expand=<child collection>`. */
     expandLimit: Type.Integer({ default: 10, minimum: 1, maximum: 100 }),
+    /** The license of the API's data, for the OpenAPI document's `info.license`. */
+    license: Type.Optional(
+      Type.Object({ name: Type.String({ minLength: 1 }), identifier: Type.Optional(Type.String({ minLength: 1 })), url: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false, default: {} },
 );
@@ -94,6 +98,8 @@ const Collection = Type.Object(
   {
     access: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('shared')])),
     title: Type.Optional(Type.String()),
+    /** What the collection holds, in a sentence or two: the OpenAPI document's description of its tag. */
+    description: Type.Optional(Type.String()),
     schema: Type.Object(
       {
         type: Type.Literal('object'),
