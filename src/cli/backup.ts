@@ -64,7 +64,6 @@ function passwordNote(url: string): string[] {
   return redactPassword(url) === url ? [] : ['(the password is shown as ***: put it back, or give it with PGPASSWORD or ~/.pgpass)'];
 }
 
-
 /** A shell word (single quotes) when the text needs quoting. */
 function quote(text: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
