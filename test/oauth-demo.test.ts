@@ -57,6 +57,7 @@ test('the banner\'s browser link ends on gatehouse\'s own callback page, whose c
   const link = /or sign in in a browser: (\S+)/.exec(out)?.[1];
   assert.ok(link, out);
   const saved = JSON.parse(readFileSync(path.join(server.dataDir, 'demo-credentials.json'), 'utf8'));
+  assert.match(link, /[?&]prompt=consent(&|$)/, 'the page even when a grant covers the request (browser-demo.test.ts)');
   const jar = new CookieJar();
   const consent = await signIn(server, jar, link.slice(server.url.length), 'demo', saved.password);
   const done = await decide(server, jar, consent);

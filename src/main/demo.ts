@@ -97,7 +97,8 @@ export async function ensureDemoDeployment(ctx: AppContext): Promise<string[]> {
     '  list the zoos with it:',
     `    ${saved.list_zoos}`,
     ...(seeded ? [`  the demo user owns ${seeded}`] : []),
-    `  or sign in in a browser: ${ctx.config.authUrl}/authorize?response_type=code&client_id=${DEMO_CLIENT}&state=xyz`,
+    // prompt=consent: the password grants above leave a grant that would skip the page.
+    `  or sign in in a browser: ${ctx.config.authUrl}/authorize?response_type=code&client_id=${DEMO_CLIENT}&state=xyz&prompt=consent`,
   ];
 }
 
