@@ -10,6 +10,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { AxeBuilder } from '@axe-core/playwright';
 import { ROOT, startServer, type TestServer } from './helpers/server.js';
+import { basic, post } from './helpers/oauth.js';
 
 const SHOTS = path.join(ROOT, 'test-results');
 const SIZES = [
@@ -35,12 +36,8 @@ test('the banner\'s sign-in link ends on a working page', async () => {
   const { password, client_secret: secret } = JSON.parse(readFileSync(path.join(server.dataDir, 'demo-credentials.json'), 'utf8'));
   // The README's tour first: its password grant leaves a grant covering every scope, which must
   // not make the link skip the consent page.
-  const tour = await server.fetch('/oauth/token', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`demo-app:${secret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'password', username: 'demo', password }).toString(),
-  });
-  assert.equal(tour.status, 200, await tour.text());
+  const tour = await post(server, 'token', { grant_type: 'password', username: 'demo', password }, { auth: basic('demo-app', secret) });
+  assert.equal(tour.status, 200, JSON.stringify(tour.body));
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: SIZES[0] });
   const page = await context.newPage();
   const csp: string[] = [];

@@ -35,7 +35,6 @@ export interface ListLimits {
   maxLimit: number;
 }
 
-const RESERVED = LIST_PARAMETER_NAMES;
 const MAX_SEARCH_WORDS = 20;
 
 /** The operators a filter field takes (`eq` is the plain `<field>=<value>`; the OpenAPI document lists them too). */
@@ -186,10 +185,10 @@ export function parseListQuery(model: CollectionModel, query: Record<string, unk
   // A Map, not an object: a parameter named `__proto__` must be reported, not set a prototype.
   const unknown = new Map<string, string>();
   for (const key of Object.keys(q)) {
-    if (RESERVED.includes(key)) continue;
+    if (LIST_PARAMETER_NAMES.includes(key)) continue;
     const parsed = splitKey(key);
     if (!parsed || !model.filters.includes(parsed.field)) {
-      unknown.set(key, `unknown query parameter (filters: ${model.filters.join(', ') || 'none'}; others: ${RESERVED.join(', ')})`);
+      unknown.set(key, `unknown query parameter (filters: ${model.filters.join(', ') || 'none'}; others: ${LIST_PARAMETER_NAMES.join(', ')})`);
       continue;
     }
     const { field } = parsed;
