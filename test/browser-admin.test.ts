@@ -104,10 +104,16 @@ test('sign-in: a bad password and a non-admin are refused on styled pages; the a
   await page.keyboard.type('root-password-1');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
-  // The focus is visible: a focused link has an outline.
+  // The focus is visible: a focused link has our outline. The heading can be in the DOM before the
+  // stylesheet applies (the browser's own 'auto' ring shows then), so wait for the page's load first
+  // and give the style a moment; a page without the rule still fails.
+  await page.waitForLoadState('load');
   await page.keyboard.press('Tab');
+  const solid = await page
+    .waitForFunction(() => getComputedStyle(document.activeElement!).outlineStyle === 'solid', null, { timeout: 5000 })
+    .then(() => true, () => false);
   const outline = await page.evaluate('getComputedStyle(document.activeElement).outlineStyle');
-  assert.equal(outline, 'solid');
+  assert.ok(solid, `the focused element's outline is ${String(outline)}, not solid`);
   await check(page, 'dashboard');
   await page.close();
 });

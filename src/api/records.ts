@@ -37,6 +37,23 @@ export interface Address {
   parentId: string | null;
 }
 
+/** The x_<field> columns of a document: its filter and sort fields as the columns hold them (booleans 0/1, date-times in UTC). */
+export function mirrorColumnsOf(model: CollectionModel, doc: Document): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const c of model.columns) {
+    const v = doc[c.field];
+    values[c.column] =
+      v === undefined || v === null || typeof v === 'object'
+        ? null
+        : typeof v === 'boolean'
+          ? Number(v)
+          : c.format === 'date-time' && typeof v === 'string'
+            ? (normalizeDateTime(v) ?? v)
+            : v;
+  }
+  return values;
+}
+
 export class Records {
   constructor(
     private readonly ctx: AppContext,
@@ -209,22 +226,6 @@ export class Records {
     return (row) => byParent.get(row.id) ?? [];
   }
 
-  private columnsOf(model: CollectionModel, doc: Document): Record<string, unknown> {
-    const values: Record<string, unknown> = {};
-    for (const c of model.columns) {
-      const v = doc[c.field];
-      values[c.column] =
-        v === undefined || v === null || typeof v === 'object'
-          ? null
-          : typeof v === 'boolean'
-            ? Number(v)
-            : c.format === 'date-time' && typeof v === 'string'
-              ? (normalizeDateTime(v) ?? v)
-              : v;
-    }
-    return values;
-  }
-
   /** Validates a create body; returns the document and the parent it belongs to. */
   prepareCreate(address: Address, body: unknown): { doc: Document; parentId: string | null } {
     const { model, parentId } = address;
@@ -267,7 +268,7 @@ export class Records {
       created_at: now,
       updated_at: now,
       doc: JSON.stringify(doc),
-      ...this.columnsOf(model, doc),
+      ...mirrorColumnsOf(model, doc),
     };
   }
 
@@ -338,7 +339,7 @@ export class Records {
         version: row.version + 1,
         updated_at: new Date().toISOString(),
         doc: JSON.stringify(doc),
-        ...this.columnsOf(model, doc),
+        ...mirrorColumnsOf(model, doc),
       };
       if (!(await updateRecordRow(tx, model, updated, row.version))) throw preconditionFailed({ 'if-match': 'the record changed while this request was processed' });
       this.emit(tx, 'record.updated', model, updated, caller);

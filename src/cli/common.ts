@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config, type Role } from '../platform/con
 import { closeContext, openContext } from '../main/context.js';
 import { describeDatabase } from '../platform/store/open-store.js';
 import { NoDatabase } from '../platform/store/store.js';
+import { MigrationRefused, SchemaChangesRefused } from '../api/schema-refusals.js';
 import type { AppContext } from '../contract/context.js';
 import { modelProblem } from '../contract/errors.js';
 
@@ -65,6 +66,14 @@ export function reportAndExit(err: unknown): never {
         `Run the command where gatehouse serves, or point it there with --data-dir DIR or --config FILE (storage.database);\n` +
         `\`gatehouse migrate\` (or \`gatehouse serve\`) creates a new database.\n`,
     );
+    process.exit(2);
+  }
+  if (err instanceof SchemaChangesRefused) {
+    process.stderr.write(`gatehouse: ${err.message}\nNothing was changed. Declare the migrations (docs/configuration.md, Changing the schema), then run \`gatehouse migrate --dry-run\` and \`gatehouse migrate\`.\n`);
+    process.exit(2);
+  }
+  if (err instanceof MigrationRefused) {
+    process.stderr.write(`gatehouse: the migration cannot run:\n${err.lines.map((l) => `  ${l}\n`).join('')}`);
     process.exit(2);
   }
   if (err instanceof ConfigError) {

@@ -1,22 +1,75 @@
 import type { Command } from 'commander';
-import { openStore } from '../platform/store/open-store.js';
-import { migrateCore } from '../platform/store/migrations.js';
-import { syncResourceTables } from '../api/lifecycle.js';
+import { describeDatabase, openStore } from '../platform/store/open-store.js';
+import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.js';
+import { NoDatabase } from '../platform/store/store.js';
+import { applySchemaPlan, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
 import { buildCollections } from '../contract/collections.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 
+/** The plan as `migrate` prints it: the schema changes and the declared steps with their counts. */
+function planJson(plan: SchemaPlan) {
+  return {
+    schema_changes: plan.changes.map((c) => ({ collection: c.collection, field: c.field, change: c.text, safe: c.safe, records: c.records, ...(c.safe ? {} : { fix: c.fix }) })),
+    schema_migrations: plan.steps.map((s) => ({ collection: s.collection, migration: s.description, records: s.records, ...(s.failed ? { not_convertible: s.failed, examples: s.failures } : {}) })),
+  };
+}
+
+/** Progress on a terminal: one line rewritten in place; elsewhere a line every 10 s. */
+function progressReporter(): (p: Progress) => void {
+  let shownAt = Date.now();
+  return ({ collection, done, total }) => {
+    const text = `migrating ${collection}: ${done} of ${total} records (${total ? Math.floor((done * 100) / total) : 100}%)`;
+    if (process.stderr.isTTY) process.stderr.write(`\r${text}${done === total ? '\n' : ''}`);
+    else if (Date.now() - shownAt >= 10_000 || done === total) {
+      shownAt = Date.now();
+      process.stderr.write(`${text}\n`);
+    }
+  };
+}
+
 export function migrateCommand(program: Command): void {
   withCommonOptions(program.command('migrate'))
-    .description("bring the database up to date with this version and the config's collections")
-    .action(async (opts: CommonOptions) => {
+    .description("bring the database up to date with this version and the config's collections; apply the declared schema migrations")
+    .option('--dry-run', 'print the plan (changes, migrations, record counts, values that do not convert) and change nothing')
+    .action(async (opts: CommonOptions & { dryRun?: boolean }) => {
       const config = configFrom(opts);
-      const store = await openStore(config.storage.database, { pgPool: config.load.pgPool });
+      const collections = buildCollections(config.collections);
+      const store = await openStore(config.storage.database, { pgPool: config.load.pgPool, existing: opts.dryRun });
       try {
-        const { applied, report } = await store.withMigrationLock(async () => ({
-          applied: await migrateCore(store),
-          report: await syncResourceTables(store, buildCollections(config.collections)),
-        }));
-        console.log(JSON.stringify({ migrations_applied: applied, collections_created: report.created, columns_added: report.columnsAdded, search_indexed: report.searchIndexed }, null, 2));
+        if (opts.dryRun) {
+          if (!(await isGatehouseDatabase(store))) throw new NoDatabase(describeDatabase(config.storage.database));
+          const plan = await planSchemaChanges(store, collections);
+          console.log(JSON.stringify({ dry_run: true, ...planJson(plan) }, null, 2));
+          const refused = refusedChanges({ changes: plan.changes.filter((c) => !c.acceptedByMigrate), steps: [] });
+          const failing = plan.steps.filter((s) => s.failed > 0);
+          if (refused.length || failing.length) {
+            process.stderr.write(`gatehouse: \`gatehouse migrate\` would refuse:\n${[...refused, ...failing.map((s) => `${s.collection}: "${s.description}": ${s.failed} record(s) whose value does not convert`)].map((l) => `  ${l}\n`).join('')}`);
+            process.exitCode = 2;
+          }
+          return;
+        }
+        const result = await store.withMigrationLock(async () => {
+          const applied = await migrateCore(store);
+          const report = await syncResourceTables(store, collections);
+          const plan = await planSchemaChanges(store, collections);
+          const { records } = await applySchemaPlan(store, collections, plan, progressReporter());
+          return { applied, report, plan, records };
+        });
+        const { applied, report, plan, records } = result;
+        console.log(
+          JSON.stringify(
+            {
+              migrations_applied: applied,
+              collections_created: report.created,
+              columns_added: report.columnsAdded,
+              search_indexed: report.searchIndexed,
+              ...planJson(plan),
+              records_migrated: records,
+            },
+            null,
+            2,
+          ),
+        );
       } finally {
         await store.close();
       }

@@ -43,8 +43,19 @@ export interface CollectionModel {
   /** Compound indexes from the config: each an ordered list of filter/sort fields. */
   indexes: string[][];
   attachments: { maxBytes: number; types: string[] } | null;
+  /** Declared changes to the stored records, in order: `renamedFrom` first, then `migrations:`. */
+  migrations: MigrationStep[];
   validate: ValidateFunction;
 }
+
+export type ConvertTarget = 'string' | 'number' | 'integer' | 'boolean' | 'date-time';
+
+/** One declared change to a collection's stored records (docs/configuration.md, Changing the schema). */
+export type MigrationStep =
+  | { rename: { from: string; to: string } }
+  | { convert: { field: string; to: ConvertTarget; onError: 'fail' | 'null' | 'default' } }
+  | { default: { field: string; value: unknown } }
+  | { drop: string };
 
 export type CollectionRegistry = ReadonlyMap<string, CollectionModel> & {
   /** Every scope of the deployment, in the deployment's order. */
@@ -68,13 +79,20 @@ export function buildCollections(collections: Record<string, CollectionConfig>):
   for (const [name, c] of Object.entries(collections)) {
     const parentConfig = c.parent ? collections[c.parent.collection] : undefined;
     const access: Access = parentConfig ? (parentConfig.access ?? 'owner') : (c.access ?? 'owner');
-    const properties = c.schema.properties as Record<string, Record<string, unknown>>;
+    // `renamedFrom` is a migration, not a rule of the schema: the validator and OpenAPI never see it.
+    const renames: MigrationStep[] = [];
+    const properties: Record<string, Record<string, unknown>> = {};
+    for (const [field, p] of Object.entries(c.schema.properties as Record<string, Record<string, unknown>>)) {
+      const { renamedFrom, ...rest } = p;
+      if (typeof renamedFrom === 'string') renames.push({ rename: { from: renamedFrom, to: field } });
+      properties[field] = renamedFrom === undefined ? p : rest;
+    }
     const columnFields = [...new Set([...c.filters, ...c.sort])].filter(
       (f) => !isSystemSortField(f) && f !== c.parent?.field,
     );
     // The stored document is validated without the server-owned fields, which are rejected earlier.
     const declared = c.schema as Record<string, unknown>;
-    const schema = { ...declared, additionalProperties: declared.additionalProperties ?? false };
+    const schema = { ...declared, properties, additionalProperties: declared.additionalProperties ?? false };
     registry.set(name, {
       name,
       title: c.title ?? name,
@@ -93,6 +111,7 @@ export function buildCollections(collections: Record<string, CollectionConfig>):
       search: [...new Set(c.search)],
       indexes: (c.indexes ?? []).map((fields) => [...fields]),
       attachments: c.attachments ? { maxBytes: c.attachments.maxBytes, types: c.attachments.types } : null,
+      migrations: [...renames, ...(c.migrations ?? []).map((step): MigrationStep => ('convert' in step ? { convert: { ...step.convert, onError: step.convert.onError ?? 'fail' } } : (step as MigrationStep)))],
       validate: ajv.compile(schema),
     });
   }

@@ -13,7 +13,7 @@ export type { StoredEvent } from '../platform/store/outbox.js';
 // instance (Redis pub/sub when configured, at once) or by anyone (the bus polls the outbox every
 // POLL_MS while someone listens: one indexed read for all listeners, never one per listener).
 
-export const RESOURCE_EVENT_TYPES = ['record.created', 'record.updated', 'record.deleted', 'attachment.created', 'attachment.deleted'] as const;
+export const RESOURCE_EVENT_TYPES = ['record.created', 'record.updated', 'record.deleted', 'attachment.created', 'attachment.deleted', 'collection.migrated'] as const;
 export const ADMIN_EVENT_TYPES = [
   'grant.created',
   'grant.revoked',
@@ -77,7 +77,8 @@ export class EventSelection {
   matches(e: StoredEvent): boolean {
     if (this.typeSet && !this.typeSet.has(e.type)) return false;
     if (this.collectionSet && (e.collection === null || !this.collectionSet.has(e.collection))) return false;
-    if (e.collection !== null && this.ownedSet.has(e.collection) && e.owner !== this.owned!.subject) return false;
+    // An event of the whole collection (owner null: collection.migrated) is every reader's.
+    if (e.collection !== null && e.owner !== null && this.ownedSet.has(e.collection) && e.owner !== this.owned!.subject) return false;
     return true;
   }
 

@@ -5,7 +5,7 @@ import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.j
 import { NoDatabase } from '../platform/store/store.js';
 import { buildCollections } from '../contract/collections.js';
 import { KeyRing } from '../platform/crypto/keys.js';
-import { syncResourceTables } from '../api/lifecycle.js';
+import { adoptSchema, syncResourceTables } from '../api/lifecycle.js';
 import { accessTokenSource } from '../authserver/lifecycle.js';
 
 export interface OpenOptions {
@@ -14,6 +14,12 @@ export interface OpenOptions {
    * none, NoDatabase, and nothing is created.
    */
   existing?: boolean;
+  /**
+   * `serve` of the resource API: the collections' stored records against the config, before any
+   * table is touched (api/schema-evolution.ts). Safe changes are taken and their lines pushed
+   * here; any other change throws SchemaChangesRefused.
+   */
+  adoptSchema?: string[];
 }
 
 /** Opens the stores and brings the database up to date: what every command needs. */
@@ -24,6 +30,7 @@ export async function openContext(config: Config, options: OpenOptions = {}): Pr
     const collections = buildCollections(config.collections);
     await store.withMigrationLock(async () => {
       await migrateCore(store);
+      if (options.adoptSchema) options.adoptSchema.push(...(await adoptSchema(store, collections)));
       await syncResourceTables(store, collections);
     });
     // Loaded only when configured: a single-instance deployment never pays for the client's code.

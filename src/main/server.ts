@@ -56,7 +56,9 @@ function freePort(host: string): Promise<number> {
 }
 
 async function start(config: Config, out: Out, heapGrowth: number | null): Promise<RunningServer> {
-  const ctx = await openContext(config);
+  // The collections' stored records against the config: safe changes are taken, the rest stop the start (exit 2).
+  const schemaLines: string[] = [];
+  const ctx = await openContext(config, config.servesResources ? { adoptSchema: schemaLines } : {});
   let app: FastifyInstance | null = null;
   let metrics: ServerMetrics | null = null;
   let cert: Certificate;
@@ -73,7 +75,7 @@ async function start(config: Config, out: Out, heapGrowth: number | null): Promi
     await closeContext(ctx);
     throw e;
   }
-  return announce(ctx, app, cert, metrics, out, heapGrowth);
+  return announce(ctx, app, cert, metrics, out, heapGrowth, schemaLines);
 }
 
 async function announce(
@@ -83,11 +85,13 @@ async function announce(
   metrics: ServerMetrics | null,
   out: Out,
   heapGrowth: number | null,
+  schemaLines: string[],
 ): Promise<RunningServer> {
   const c = ctx.config;
   const demoLines = c.auth.demo && c.servesAuth ? await ensureDemoDeployment(ctx) : [];
 
   // Before the banner, so that they come first.
+  for (const line of schemaLines) app.log.info(line);
   for (const line of await webhookProblems(ctx)) app.log.warn(line);
 
   const lines = [`gatehouse listening on ${c.publicUrl}`];

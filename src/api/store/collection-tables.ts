@@ -26,6 +26,11 @@ async function existingColumns(store: Store, table: string): Promise<Set<string>
   return found ? new Set(found.columns.map((c) => c.name)) : null;
 }
 
+/** Whether the collection's table exists yet (a dry run looks before anything is created). */
+export async function collectionTableExists(store: Store, model: CollectionModel): Promise<boolean> {
+  return (await existingColumns(store, model.table)) !== null;
+}
+
 /** Indexes that keep filtered and sorted lists off full scans; owner collections lead with owner. */
 export function indexesOf(model: CollectionModel): { name: string; columns: string[] }[] {
   const lead = model.access === 'owner' ? ['owner'] : [];

@@ -217,6 +217,45 @@ function checkScalarField(file: string, at: string, field: string, property: unk
   }
 }
 
+/** A collection's declared migrations name its fields as the config now declares them (docs/configuration.md, Changing the schema). */
+function checkMigrations(c: CollectionConfig, at: string, file: string): void {
+  const props = c.schema.properties as Record<string, Record<string, unknown>>;
+  const renamed = new Set<string>();
+  const rename = (from: unknown, to: string, where: string) => {
+    if (typeof from !== 'string' || !/^[a-z][a-z0-9_]*$/.test(from)) throw new ConfigError(file, where, 'must be the field\'s earlier name: lower case letters, digits and _');
+    if (props[from]) throw new ConfigError(file, where, `"${from}" is still a property of the schema: a field renamed from it cannot keep it`);
+    if (from === to) throw new ConfigError(file, where, 'names the field itself');
+    if (renamed.has(from)) throw new ConfigError(file, where, `"${from}" is renamed twice`);
+    renamed.add(from);
+  };
+  for (const [field, p] of Object.entries(props)) if (p.renamedFrom !== undefined) rename(p.renamedFrom, field, `${at}.schema.properties.${field}.renamedFrom`);
+  c.migrations.forEach((step, i) => {
+    const where = `${at}.migrations[${i}]`;
+    const declared = (field: string, key: string) => {
+      if (!props[field]) throw new ConfigError(file, `${where}.${key}`, `"${field}" is not a property of the collection's schema`);
+      return props[field];
+    };
+    if ('rename' in step) {
+      declared(step.rename.to, 'rename.to');
+      rename(step.rename.from, step.rename.to, `${where}.rename.from`);
+    } else if ('convert' in step) {
+      const p = declared(step.convert.field, 'convert.field');
+      if (step.convert.onError === 'default' && p.default === undefined)
+        throw new ConfigError(file, `${where}.convert.onError`, `"default" takes the field's schema default, and "${step.convert.field}" declares none`);
+    } else if ('default' in step) {
+      const p = declared(step.default.field, 'default.field');
+      const check = schemaChecker.compile(p);
+      try {
+        if (!check(step.default.value)) throw new ConfigError(file, `${where}.default.value`, `is not a valid "${step.default.field}": ${schemaChecker.errorsText(check.errors)}`);
+      } finally {
+        schemaChecker.removeSchema(p);
+      }
+    } else if (props[step.drop]) {
+      throw new ConfigError(file, `${where}.drop`, `"${step.drop}" is still a property of the schema: remove it from the schema to drop its values`);
+    }
+  });
+}
+
 function checkCollections(collections: Record<string, CollectionConfig>, file: string): void {
   for (const [name, c] of Object.entries(collections)) {
     const at = `collections.${name}`;
@@ -272,6 +311,7 @@ function checkCollections(collections: Record<string, CollectionConfig>, file: s
         if (fields.indexOf(f) !== j) throw new ConfigError(file, `${at}.indexes[${i}][${j}]`, `"${f}" is named twice in this index`);
       });
     });
+    checkMigrations(c, `${at}`, file);
     try {
       schemaChecker.compile(c.schema);
     } catch (e) {

@@ -24,12 +24,20 @@ function explain(errors: readonly ErrorObject[], err: ErrorObject): SchemaProble
     // null belongs), what is wrong inside that branch; otherwise the alternatives.
     const branches = err.schema as Schema[];
     const kind = kindOf(err.data);
-    const matching = branches.map((b, i) => ({ b, i })).filter(({ b }) => b.const === undefined && accepts(b, kind));
+    let matching = branches.map((b, i) => ({ b, i })).filter(({ b }) => b.const === undefined && accepts(b, kind));
+    // Several object branches: the one whose required keys the value has (`{convert: …}` is the convert branch).
+    if (matching.length > 1 && kind === 'object') {
+      const data = err.data as Record<string, unknown>;
+      const keyed = matching.filter(({ b }) => Array.isArray(b.required) && b.required.length > 0 && (b.required as string[]).every((k) => Object.hasOwn(data, k)));
+      if (keyed.length === 1) matching = keyed;
+    }
     if (matching.length === 1) {
       const prefix = `${err.schemaPath}/${matching[0].i}/`;
       const inner = errors.filter((e) => e.schemaPath.startsWith(prefix));
       if (inner.length) return explain(inner, inner[inner.length - 1]);
     }
+    const problem = (err.parentSchema as { problem?: unknown } | undefined)?.problem;
+    if (typeof problem === 'string') return { field: fieldOf(err), problem };
     return { field: fieldOf(err), problem: `must be ${alternatives(branches.map(describeBranch))}${got(err.data)}` };
   }
   return { field: fieldOf(err), problem: problemOf(err) };

@@ -94,6 +94,35 @@ const Api = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const FieldName = Type.String({ pattern: '^[a-z][a-z0-9_]*$', problem: 'must be a field name: lower case letters, digits and _, starting with a letter' });
+
+/** What `convert` may turn a field's stored values into. */
+export const CONVERT_TARGETS = ['string', 'number', 'integer', 'boolean', 'date-time'] as const;
+
+/** One declared change to a collection's stored records: exactly one of its keys. */
+const MigrationStep = Type.Union(
+  [
+    Type.Object({ rename: Type.Object({ from: FieldName, to: FieldName }, { additionalProperties: false }) }, { additionalProperties: false }),
+    Type.Object(
+      {
+        convert: Type.Object(
+          {
+            field: FieldName,
+            to: Type.Union(CONVERT_TARGETS.map((t) => Type.Literal(t))),
+            /** What a value that does not convert becomes: the migration fails (the default), null, or the field's schema default. */
+            onError: Type.Optional(Type.Union([Type.Literal('fail'), Type.Literal('null'), Type.Literal('default')])),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object({ default: Type.Object({ field: FieldName, value: Type.Unknown() }, { additionalProperties: false, required: ['field', 'value'] }) }, { additionalProperties: false }),
+    Type.Object({ drop: FieldName }, { additionalProperties: false }),
+  ],
+  { problem: 'must be one of {rename: {from, to}}, {convert: {field, to, onError}}, {default: {field, value}} or {drop: field}' },
+);
+
 const Collection = Type.Object(
   {
     access: Type.Optional(Type.Union([Type.Literal('owner'), Type.Literal('shared')])),
@@ -119,6 +148,8 @@ const Collection = Type.Object(
     search: Type.Array(Type.String(), { default: [] }),
     /** Compound indexes: each an ordered list of two or more filter/sort fields (a query filtering on them all is served by one index). */
     indexes: Type.Array(Type.Array(Type.String(), { minItems: 2, maxItems: 8 }), { default: [] }),
+    /** Declared changes to the stored records (docs/configuration.md, Changing the schema), applied by `gatehouse migrate`. */
+    migrations: Type.Array(MigrationStep, { default: [] }),
     attachments: Type.Optional(
       Type.Object(
         {

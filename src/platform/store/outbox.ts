@@ -81,7 +81,7 @@ export async function readEvents(store: Store, f: EventFilter): Promise<StoredEv
   if (f.collections) q = q.where('collection', 'in', f.collections.length ? [...f.collections] : ['']);
   const owned = f.ownedIn;
   if (owned && owned.collections.length)
-    q = q.where((eb) => eb.or([eb('collection', 'not in', [...owned.collections]), eb('owner', '=', owned.subject)]));
+    q = q.where((eb) => eb.or([eb('collection', 'not in', [...owned.collections]), eb('owner', '=', owned.subject), eb('owner', 'is', null)]));
   const rows = await q.orderBy('id').limit(f.limit).execute();
   return rows.map((r) => ({ ...r, id: Number(r.id), time: Number(r.time) }));
 }

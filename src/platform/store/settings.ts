@@ -1,6 +1,6 @@
 import type { Store } from './store.js';
 import { sqlOf } from './sql.js';
-import { write } from './write-path.js';
+import { write, type WriteTx } from './write-path.js';
 
 // Owner of the settings table: small shared switches (maintenance mode) kept in the database so
 // every instance sees them.
@@ -10,15 +10,25 @@ export async function readSetting(store: Store, key: string): Promise<string | n
   return row?.value ?? null;
 }
 
+/** The settings whose key starts with `prefix`, by key. */
+export async function readSettingsStartingWith(store: Store, prefix: string): Promise<Map<string, string>> {
+  // The table is small (switches, markers, one schema per collection): read whole, the same on both engines' collations.
+  const rows = await sqlOf(store).selectFrom('settings').select(['key', 'value']).execute();
+  return new Map(rows.filter((r) => r.key.startsWith(prefix)).map((r) => [r.key, r.value]));
+}
+
 export async function writeSetting(store: Store, key: string, value: string): Promise<void> {
+  await write(store, (tx) => writeSettingIn(tx, key, value));
+}
+
+/** A setting written as part of a larger write: it exists iff that write commits. */
+export async function writeSettingIn(tx: WriteTx, key: string, value: string): Promise<void> {
   const now = Date.now();
-  await write(store, (tx) =>
-    sqlOf(tx)
+  await sqlOf(tx)
     .insertInto('settings')
     .values({ key, value, updated_at: now })
     .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
-    .execute(),
-  );
+    .execute();
 }
 
 export interface Maintenance {

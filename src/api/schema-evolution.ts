@@ -1,0 +1,394 @@
+import { createHash } from 'node:crypto';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { CollectionModel, CollectionRegistry, ConvertTarget, MigrationStep } from '../contract/collections.js';
+import type { Store } from '../platform/store/store.js';
+import { write } from '../platform/store/write-path.js';
+import { readSettingsStartingWith, writeSetting, writeSettingIn } from '../platform/store/settings.js';
+import { countRecordRows, readDocBatch, rewriteRecordRows, type RewrittenRow } from './store/record-migration.js';
+import { mirrorColumnsOf } from './records.js';
+import { collectionTableExists } from './store/collection-tables.js';
+import { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
+
+export { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
+
+// Schema evolution (docs/configuration.md, Changing the schema). gatehouse keeps the schema each
+// collection was last served with (a setting per collection). At start, `serve` compares the
+// config with it: safe changes are taken and logged; a change that would strand stored records
+// stops the server with one line per change. `gatehouse migrate` applies the declared migrations
+// (a field's `renamedFrom`, a collection's `migrations:`), in batches that each commit: a run that
+// is killed resumes where it stopped, because every step is written so that it changes only the
+// records it has not changed yet.
+
+/** What is compared between two starts: the record shape and who sees the records. */
+interface ServedSchema {
+  properties: Record<string, unknown>;
+  required: string[];
+  closed: boolean;
+  parent: string | null;
+  access: string;
+  filters: string[];
+  sort: string[];
+  search: string[];
+}
+
+/** A difference between the served schema and the config. */
+export interface SchemaChange {
+  collection: string;
+  field: string | null;
+  /** Taken without a migration: nothing stored breaks. */
+  safe: boolean;
+  /** Refused by `serve`, taken by `gatehouse migrate` (a change of who sees the records). */
+  acceptedByMigrate: boolean;
+  /** What changes, or what would break. */
+  text: string;
+  records: number;
+  /** How to make the change: the migration to declare. */
+  fix: string | null;
+}
+
+/** A declared migration step not yet applied, with what it would do. */
+export interface StepPlan {
+  collection: string;
+  step: MigrationStep;
+  description: string;
+  /** Records it would change. */
+  records: number;
+  /** Records whose value does not convert, with `onError: fail` (the first ones, and how many in all). */
+  failures: { id: string; value: unknown }[];
+  failed: number;
+}
+
+export interface SchemaPlan {
+  changes: SchemaChange[];
+  steps: StepPlan[];
+}
+
+const SCHEMA_KEY = 'collection.schema.';
+const APPLIED_KEY = 'collection.migration.';
+const BATCH = 2000;
+const FAILURES_SHOWN = 10;
+
+/** A property without what only documents it: two schemas that differ only there are the same. */
+function rules(property: unknown): unknown {
+  if (!property || typeof property !== 'object' || Array.isArray(property)) return property;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(property).sort()) {
+    if (key === 'description' || key === 'title' || key === 'examples' || key === 'example' || key === 'renamedFrom') continue;
+    out[key] = rules((property as Record<string, unknown>)[key]);
+  }
+  return out;
+}
+
+function servedSchemaOf(model: CollectionModel): ServedSchema {
+  return {
+    properties: Object.fromEntries(Object.entries(model.properties).map(([f, p]) => [f, rules(p)])),
+    required: Array.isArray(model.schema.required) ? [...(model.schema.required as string[])].sort() : [],
+    closed: model.schema.additionalProperties === false,
+    parent: model.parent?.collection ?? null,
+    access: model.access,
+    filters: model.filters,
+    sort: model.sort,
+    search: model.search,
+  };
+}
+
+const stepId = (collection: string, step: MigrationStep) => `${APPLIED_KEY}${collection}.${createHash('sha256').update(JSON.stringify(step)).digest('hex').slice(0, 16)}`;
+
+export function describeStep(step: MigrationStep): string {
+  if ('rename' in step) return `rename ${step.rename.from} to ${step.rename.to}`;
+  if ('convert' in step) return `convert ${step.convert.field} to ${step.convert.to} (values that do not convert: ${step.convert.onError})`;
+  if ('default' in step) return `set ${step.default.field} to ${JSON.stringify(step.default.value)} where it is missing`;
+  return `drop ${step.drop}`;
+}
+
+/** A stored value as the target type, or undefined where it does not convert. */
+export function convertValue(value: unknown, to: ConvertTarget): unknown {
+  switch (to) {
+    case 'string':
+      return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
+    case 'number':
+    case 'integer': {
+      const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(value) ? Number(value) : NaN;
+      if (!Number.isFinite(n)) return undefined;
+      return to === 'integer' && !Number.isSafeInteger(n) ? undefined : n;
+    }
+    case 'boolean':
+      if (typeof value === 'boolean') return value;
+      if (value === 1 || value === 0) return value === 1;
+      if (typeof value === 'string' && /^(true|false|1|0)$/i.test(value.trim())) return /^(true|1)$/i.test(value.trim());
+      return undefined;
+    case 'date-time': {
+      if (typeof value !== 'string') return undefined;
+      const time = Date.parse(value);
+      return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
+    }
+  }
+}
+
+/** Whether a value fits a field's schema as the config now declares it. */
+type FieldCheck = (field: string, value: unknown) => boolean;
+
+function fieldChecker(ajv: Ajv, model: CollectionModel): FieldCheck {
+  const compiled = new Map<string, ValidateFunction>();
+  return (field, value) => {
+    let check = compiled.get(field);
+    if (!check) compiled.set(field, (check = ajv.compile((model.properties[field] ?? {}) as object)));
+    return check(value);
+  };
+}
+
+function newAjv(): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+type Doc = Record<string, unknown>;
+
+/**
+ * Applies one step to a document in place. Returns whether it changed the document; `failed` is
+ * the value that did not convert under `onError: fail` (the document is then left as it was).
+ */
+function applyStep(doc: Doc, step: MigrationStep, model: CollectionModel, fits: FieldCheck): { changed: boolean; failed?: unknown } {
+  if ('rename' in step) {
+    const { from, to } = step.rename;
+    if (!(from in doc)) return { changed: false };
+    if (!(to in doc)) doc[to] = doc[from];
+    delete doc[from];
+    return { changed: true };
+  }
+  if ('convert' in step) {
+    const { field, to, onError } = step.convert;
+    const value = doc[field];
+    // A value that fits the field's schema stays; another is converted, and must fit then.
+    if (value === undefined || fits(field, value)) return { changed: false };
+    const converted = value === null ? undefined : convertValue(value, to);
+    if (converted !== undefined && converted !== value && fits(field, converted)) doc[field] = converted;
+    else if (onError === 'null') doc[field] = null;
+    else if (onError === 'default') doc[field] = model.properties[field]?.default;
+    else return { changed: false, failed: value };
+    return { changed: true };
+  }
+  if ('default' in step) {
+    if (step.default.field in doc) return { changed: false };
+    doc[step.default.field] = step.default.value;
+    return { changed: true };
+  }
+  if (!(step.drop in doc)) return { changed: false };
+  delete doc[step.drop];
+  return { changed: true };
+}
+
+/** A check of each stored document against one change of the schema. */
+interface DocCheck {
+  change: Omit<SchemaChange, 'records'>;
+  /** How the change is logged when no record breaks. */
+  taken: string;
+  breaks: (doc: Doc) => boolean;
+}
+
+/** The changes between the served schema and the model, each with the check that counts the records it strands. */
+function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv: Ajv, rows: number): { checks: DocCheck[]; notes: SchemaChange[] } {
+  const checks: DocCheck[] = [];
+  const notes: SchemaChange[] = [];
+  const collection = model.name;
+  const note = (field: string | null, text: string, safe = true, acceptedByMigrate = false, fix: string | null = null) =>
+    notes.push({ collection, field, safe, acceptedByMigrate, text, records: rows, fix });
+  const check = (field: string, text: string, fix: string, taken: string, breaks: (doc: Doc) => boolean) =>
+    checks.push({ change: { collection, field, safe: false, acceptedByMigrate: false, text, fix }, taken, breaks });
+
+  for (const field of Object.keys(old.properties)) {
+    if (field in now.properties) continue;
+    if (now.closed)
+      check(field, `the schema no longer declares ${field}, which stored records hold: they could not be saved again`, `give its new name \`renamedFrom: ${field}\`, or declare \`- {drop: ${field}}\` under migrations`, `${field} is no longer declared; no stored record holds it`, (doc) => field in doc);
+    else note(field, `${field} is no longer declared (extra fields are allowed: stored values stay)`);
+  }
+  for (const [field, property] of Object.entries(now.properties)) {
+    const required = now.required.includes(field);
+    if (!(field in old.properties)) {
+      if (required)
+        check(field, `${field} is new and required, and stored records have none`, `declare \`- {default: {field: ${field}, value: …}}\` under migrations, or make it optional`, `new required field ${field}; every stored record has it`, (doc) => !(field in doc));
+      else note(field, `new optional field ${field}`);
+      continue;
+    }
+    if (JSON.stringify(old.properties[field]) !== JSON.stringify(property)) {
+      const valid = ajv.compile(property as object);
+      check(
+        field,
+        `${field} is now ${JSON.stringify(property)}, and stored values do not fit it`,
+        `declare \`- {convert: {field: ${field}, to: …, onError: fail|null|default}}\` under migrations`,
+        `${field} is now ${JSON.stringify(property)}; every stored value fits it`,
+        (doc) => doc[field] !== undefined && !valid(doc[field]),
+      );
+    }
+    if (required && !old.required.includes(field))
+      check(field, `${field} is now required, and stored records have none`, `declare \`- {default: {field: ${field}, value: …}}\` under migrations`, `${field} is now required; every stored record has it`, (doc) => !(field in doc));
+  }
+  if (old.parent !== now.parent) {
+    if (rows > 0) note(null, `its parent changed from ${old.parent ?? 'none'} to ${now.parent ?? 'none'}: the stored records belong to records of ${old.parent ?? 'no collection'}`, false, false, 'keep the parent; a collection under another name starts empty');
+    else note(null, `parent is now ${now.parent ?? 'none'}`);
+  }
+  if (old.access !== now.access) {
+    if (rows > 0) note(null, `access changed from ${old.access} to ${now.access}: who may read its stored records changes`, false, true, 'run `gatehouse migrate` to accept it');
+    else note(null, `access is now ${now.access}`);
+  }
+  const added = (list: 'filters' | 'sort' | 'search', words: string) => {
+    const fresh = now[list].filter((f) => !old[list].includes(f));
+    if (fresh.length) note(null, `${words} ${fresh.join(', ')}`);
+  };
+  added('filters', 'new filters:');
+  added('sort', 'new sort fields:');
+  added('search', 'now searched by q=:');
+  return { checks, notes };
+}
+
+/** Where every collection stands against the config: the changes, and the declared steps still to apply. */
+export async function planSchemaChanges(store: Store, collections: CollectionRegistry): Promise<SchemaPlan> {
+  const served = await readSettingsStartingWith(store, SCHEMA_KEY);
+  const applied = await readSettingsStartingWith(store, APPLIED_KEY);
+  const ajv = newAjv();
+  const plan: SchemaPlan = { changes: [], steps: [] };
+  for (const model of collections.values()) {
+    const oldText = served.get(SCHEMA_KEY + model.name);
+    const now = servedSchemaOf(model);
+    const pending = model.migrations.filter((step) => !applied.has(stepId(model.name, step)));
+    if (oldText === JSON.stringify(now) && pending.length === 0) continue;
+    const rows = (await collectionTableExists(store, model)) ? await countRecordRows(store, model) : 0;
+    const old = oldText ? (JSON.parse(oldText) as ServedSchema) : null;
+    if (!old) plan.changes.push({ collection: model.name, field: null, safe: true, acceptedByMigrate: false, text: rows ? `schema recorded (${rows} records)` : 'new collection', records: rows, fix: null });
+    const { checks, notes } = old ? diff(model, old, now, ajv, rows) : { checks: [], notes: [] };
+    plan.changes.push(...notes);
+    const steps: StepPlan[] = pending.map((step) => ({ collection: model.name, step, description: describeStep(step), records: 0, failures: [], failed: 0 }));
+    const broken = checks.map(() => 0);
+    const fits = fieldChecker(ajv, model);
+    if (rows > 0 && (checks.length || steps.length)) {
+      await scan(store, model, (doc, id) => {
+        steps.forEach((s) => {
+          const { changed, failed } = applyStep(doc, s.step, model, fits);
+          if (changed) s.records++;
+          if (failed !== undefined && s.failed++ < FAILURES_SHOWN) s.failures.push({ id, value: failed });
+        });
+        checks.forEach((c, i) => {
+          if (c.breaks(doc)) broken[i]++;
+        });
+      });
+    }
+    checks.forEach((c, i) => plan.changes.push({ ...c.change, records: broken[i], safe: broken[i] === 0, text: broken[i] === 0 ? c.taken : c.change.text }));
+    plan.steps.push(...steps);
+  }
+  return plan;
+}
+
+async function scan(store: Store, model: CollectionModel, each: (doc: Doc, id: string) => void): Promise<void> {
+  let last = '';
+  for (;;) {
+    const batch = await readDocBatch(store, model, last, BATCH);
+    if (batch.length === 0) return;
+    for (const row of batch) each(JSON.parse(row.doc) as Doc, row.id);
+    last = batch[batch.length - 1].id;
+  }
+}
+
+/** Changes `serve` refuses: one line each, with the fix. */
+export function refusedChanges(plan: SchemaPlan): string[] {
+  const lines = plan.changes.filter((c) => !c.safe).map((c) => `${c.collection}${c.field ? `.${c.field}` : ''}: ${c.text} (${c.records} stored record${c.records === 1 ? '' : 's'}); fix: ${c.fix}`);
+  for (const s of plan.steps)
+    if (s.records > 0 || s.failed > 0) lines.push(`${s.collection}: migration "${s.description}" is declared and not applied (${s.records} record${s.records === 1 ? '' : 's'} to change); fix: run \`gatehouse migrate\` (--dry-run shows the plan)`);
+  return lines;
+}
+
+/** The safe changes, as `serve` logs them. */
+export function takenChanges(plan: SchemaPlan): string[] {
+  return plan.changes.filter((c) => c.safe).map((c) => `schema of ${c.collection}: ${c.text}`);
+}
+
+/**
+ * At `serve`: the safe changes are taken (their schemas recorded) and returned for the log; any
+ * other change throws SchemaChangesRefused and records nothing.
+ */
+export async function adoptSchema(store: Store, collections: CollectionRegistry): Promise<string[]> {
+  const plan = await planSchemaChanges(store, collections);
+  const refused = refusedChanges(plan);
+  if (refused.length) throw new SchemaChangesRefused(refused);
+  // Steps that change no record (a rename already done, a default nobody needs) are recorded as applied.
+  for (const s of plan.steps) await recordStep(store, collections.get(s.collection)!, s, 0);
+  await recordSchemas(store, collections, plan);
+  return takenChanges(plan);
+}
+
+async function recordSchemas(store: Store, collections: CollectionRegistry, plan: SchemaPlan): Promise<void> {
+  const touched = new Set([...plan.changes.map((c) => c.collection), ...plan.steps.map((s) => s.collection)]);
+  for (const name of touched) await writeSetting(store, SCHEMA_KEY + name, JSON.stringify(servedSchemaOf(collections.get(name)!)));
+}
+
+async function recordStep(store: Store, model: CollectionModel, s: StepPlan, records: number): Promise<void> {
+  await write(store, async (tx) => {
+    await writeSettingIn(tx, stepId(model.name, s.step), JSON.stringify({ step: s.step, applied_at: new Date().toISOString(), records }));
+    // One event per applied step, not one per record: a million `record.updated` would flood every feed and webhook.
+    if (records > 0) tx.emit({ type: 'collection.migrated', collection: model.name, record_id: null, owner: null, actor: null, data: JSON.stringify({ migration: s.step, description: s.description, records }) });
+  });
+}
+
+export interface Progress {
+  collection: string;
+  done: number;
+  total: number;
+}
+
+/**
+ * `gatehouse migrate`: applies the declared steps still pending, collection by collection, in
+ * batches that each commit (progress after each), then records the steps and the new schemas.
+ * Refuses, changing nothing, while a change is not covered by a migration or a value does not convert.
+ */
+export async function applySchemaPlan(store: Store, collections: CollectionRegistry, plan: SchemaPlan, progress: (p: Progress) => void = () => undefined): Promise<{ records: number }> {
+  const blocking = refusedChanges({ changes: plan.changes.filter((c) => !c.acceptedByMigrate), steps: [] });
+  const failing = plan.steps.filter((s) => s.failed > 0).map((s) => `${s.collection}: "${s.description}": ${s.failed} record${s.failed === 1 ? '' : 's'} whose value does not convert: ${s.failures.map((f) => `${f.id} (${JSON.stringify(f.value)})`).join(', ')}${s.failed > s.failures.length ? ', …' : ''}; fix: correct them, or choose onError: null or default`);
+  if (blocking.length || failing.length) throw new MigrationRefused([...blocking, ...failing]);
+  let records = 0;
+  for (const model of collections.values()) {
+    const steps = plan.steps.filter((s) => s.collection === model.name);
+    if (steps.some((s) => s.records > 0)) {
+      const total = await countRecordRows(store, model);
+      const changedBy = steps.map(() => 0);
+      const fits = fieldChecker(newAjv(), model);
+      let last = '';
+      let done = 0;
+      const now = new Date().toISOString();
+      for (;;) {
+        const batch = await readDocBatch(store, model, last, BATCH);
+        if (batch.length === 0) break;
+        const rewritten: RewrittenRow[] = [];
+        for (const row of batch) {
+          const doc = JSON.parse(row.doc) as Doc;
+          let changed = false;
+          steps.forEach((s, i) => {
+            const result = applyStep(doc, s.step, model, fits);
+            if (result.failed !== undefined) throw new MigrationRefused([`${model.name}: "${s.description}": record ${row.id} holds ${JSON.stringify(result.failed)}, which does not convert (written since the plan); the records before it are migrated: correct it and run \`gatehouse migrate\` again`]);
+            if (result.changed) (changed = true), changedBy[i]++;
+          });
+          if (changed) rewritten.push({ id: row.id, doc: JSON.stringify(doc), columns: mirrorColumnsOf(model, doc) });
+        }
+        if (rewritten.length) await write(store, (tx) => rewriteRecordRows(tx, model, rewritten, now));
+        records += rewritten.length;
+        done += batch.length;
+        last = batch[batch.length - 1].id;
+        progress({ collection: model.name, done, total: Math.max(total, done) });
+      }
+      for (const [i, s] of steps.entries()) await recordStep(store, model, s, changedBy[i]);
+    } else {
+      for (const s of steps) await recordStep(store, model, s, 0);
+    }
+  }
+  await recordSchemas(store, collections, plan);
+  return { records };
+}
+
+/** The migrations applied so far, oldest first: what `gatehouse migrate` lists. */
+export async function appliedMigrations(store: Store): Promise<{ collection: string; migration: MigrationStep; applied_at: string; records: number }[]> {
+  const rows = await readSettingsStartingWith(store, APPLIED_KEY);
+  return [...rows]
+    .map(([key, value]) => ({ collection: key.slice(APPLIED_KEY.length).replace(/\.[0-9a-f]{16}$/, ''), ...(JSON.parse(value) as { step: MigrationStep; applied_at: string; records: number }) }))
+    .map(({ collection, step, applied_at, records }) => ({ collection, migration: step, applied_at, records }))
+    .sort((a, b) => a.applied_at.localeCompare(b.applied_at));
+}
