@@ -178,8 +178,12 @@ for (const engine of engines) {
       const toString = cli('migrate');
       assert.equal(toString.status, 0, toString.stderr);
       assert.equal(JSON.parse(toString.stdout).records_migrated, 3);
+      assert.deepEqual(JSON.parse(toString.stdout).columns_rebuilt, ['zoos.founded'], 'the filter column follows the new type');
       let a = await serve(asString);
       assert.equal((await a.json('GET', `/v1/zoos/${ids.berlin}`)).body.founded, '1844');
+      assert.deepEqual((await a.json('GET', '/v1/zoos?founded=1844')).body.map((z: Json) => z.id), [ids.berlin]);
+      // Strings sort as strings now.
+      assert.deepEqual((await a.json('GET', '/v1/zoos?sortby=founded')).body.map((z: Json) => z.founded), ['1752', '1844', '1954']);
       assert.equal((await a.json('PATCH', `/v1/zoos/${ids.tierpark}`, { founded: 'long ago' }, { 'content-type': 'application/merge-patch+json' })).status, 200);
       await server!.stop();
       server = null;
@@ -348,3 +352,46 @@ function pgCounter(url: string): () => Promise<number> {
     }
   };
 }
+
+test('a database from before schema evolution (records, no served schema) is checked against the config at its first start', async () => {
+  const { startApp } = await import('./helpers/app.js');
+  const dir = tempDir('gatehouse-baseline-');
+  try {
+    // Records stored by an app that never recorded a schema: founded as a string, and a field since removed.
+    const database = `sqlite:${dir}/gatehouse.db`;
+    const zoos = testConfig().collections.zoos;
+    const earlier = await startApp({
+      database,
+      config: { collections: { zoos: { schema: { ...zoos.schema, properties: { ...zoos.schema.properties, region: { type: 'string' }, founded: { type: 'string' } } } } } },
+    });
+    const a = asBearer(earlier, await clientToken(earlier, 'baseline'));
+    assert.equal((await a.json('POST', '/v1/zoos', { name: 'Old Zoo', region: 'Brandenburg', founded: '1844' })).status, 201);
+    assert.equal((await a.json('POST', '/v1/zoos', { name: 'Fine Zoo', founded: '1900' })).status, 201);
+    await earlier.cleanup();
+
+    const config = testConfig();
+    config.storage.database = database;
+    writeConfig(dir, config);
+    const args = ['--config', `${dir}/gatehouse.json`, '--data-dir', dir];
+    const refused = runCli(['serve', ...args, '--port', '0']);
+    assert.equal(refused.status, 2, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /zoos\.founded: stored values of founded do not fit its schema \{"type":"integer"\} \(2 stored records\)/);
+    assert.match(refused.stderr, /zoos: stored records hold fields the schema does not declare \(1 stored record\)/);
+
+    config.collections.zoos.migrations = [{ convert: { field: 'founded', to: 'integer' } }, { drop: 'region' }];
+    writeConfig(dir, config);
+    const migrated = runCli(['migrate', ...args]);
+    assert.equal(migrated.status, 0, migrated.stderr);
+    assert.equal(JSON.parse(migrated.stdout).records_migrated, 2);
+    const server = await startServer({ dataDir: dir, configFile: `${dir}/gatehouse.json` });
+    try {
+      const b = asBearer(server, await clientToken(server, 'baseline'));
+      const list = await b.json('GET', '/v1/zoos?sortby=founded');
+      assert.deepEqual(list.body.map((z: Json) => [z.name, z.founded, 'region' in z]), [['Old Zoo', 1844, false], ['Fine Zoo', 1900, false]]);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

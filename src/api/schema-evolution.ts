@@ -7,7 +7,7 @@ import { write } from '../platform/store/write-path.js';
 import { readSettingsStartingWith, writeSetting, writeSettingIn } from '../platform/store/settings.js';
 import { countRecordRows, readDocBatch, rewriteRecordRows, type RewrittenRow } from './store/record-migration.js';
 import { mirrorColumnsOf } from './records.js';
-import { collectionTableExists } from './store/collection-tables.js';
+import { collectionTableExists, mirrorColumnsInPlace } from './store/collection-tables.js';
 import { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
 
 export { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
@@ -243,6 +243,28 @@ function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv:
   return { checks, notes };
 }
 
+/**
+ * A collection with records and no served schema (a database from before schema evolution): its
+ * records are checked against the config as it is, so that no start serves a value of a type the
+ * schema does not declare.
+ */
+function baseline(model: CollectionModel, now: ServedSchema, ajv: Ajv): { checks: DocCheck[]; notes: SchemaChange[] } {
+  const collection = model.name;
+  const checks: DocCheck[] = [];
+  const taken = '';
+  const check = (field: string | null, text: string, fix: string, breaks: (doc: Doc) => boolean) =>
+    checks.push({ change: { collection, field, safe: false, acceptedByMigrate: false, text, fix }, taken, breaks });
+  for (const [field, property] of Object.entries(now.properties)) {
+    const valid = ajv.compile(property as object);
+    check(field, `stored values of ${field} do not fit its schema ${JSON.stringify(property)}`, `declare \`- {convert: {field: ${field}, to: …, onError: fail|null|default}}\` under migrations`, (doc) => doc[field] !== undefined && !valid(doc[field]));
+    if (now.required.includes(field))
+      check(field, `${field} is required, and stored records have none`, `declare \`- {default: {field: ${field}, value: …}}\` under migrations`, (doc) => !(field in doc));
+  }
+  if (now.closed)
+    check(null, 'stored records hold fields the schema does not declare', 'declare `renamedFrom` on their new names, or `- {drop: field}` under migrations', (doc) => Object.keys(doc).some((k) => !(k in now.properties)));
+  return { checks, notes: [] };
+}
+
 /** Where every collection stands against the config: the changes, and the declared steps still to apply. */
 export async function planSchemaChanges(store: Store, collections: CollectionRegistry): Promise<SchemaPlan> {
   const served = await readSettingsStartingWith(store, SCHEMA_KEY);
@@ -257,7 +279,7 @@ export async function planSchemaChanges(store: Store, collections: CollectionReg
     const rows = (await collectionTableExists(store, model)) ? await countRecordRows(store, model) : 0;
     const old = oldText ? (JSON.parse(oldText) as ServedSchema) : null;
     if (!old) plan.changes.push({ collection: model.name, field: null, safe: true, acceptedByMigrate: false, text: rows ? `schema recorded (${rows} records)` : 'new collection', records: rows, fix: null });
-    const { checks, notes } = old ? diff(model, old, now, ajv, rows) : { checks: [], notes: [] };
+    const { checks, notes } = old ? diff(model, old, now, ajv, rows) : rows > 0 ? baseline(model, now, ajv) : { checks: [], notes: [] };
     plan.changes.push(...notes);
     const steps: StepPlan[] = pending.map((step) => ({ collection: model.name, step, description: describeStep(step), records: 0, failures: [], failed: 0 }));
     const broken = checks.map(() => 0);
@@ -274,7 +296,10 @@ export async function planSchemaChanges(store: Store, collections: CollectionReg
         });
       });
     }
-    checks.forEach((c, i) => plan.changes.push({ ...c.change, records: broken[i], safe: broken[i] === 0, text: broken[i] === 0 ? c.taken : c.change.text }));
+    checks.forEach((c, i) => {
+      // A baseline check that passes says nothing (its `taken` is empty).
+      if (broken[i] > 0 || c.taken) plan.changes.push({ ...c.change, records: broken[i], safe: broken[i] === 0, text: broken[i] === 0 ? c.taken : c.change.text });
+    });
     plan.steps.push(...steps);
   }
   return plan;
@@ -339,12 +364,19 @@ export interface Progress {
 /**
  * `gatehouse migrate`: applies the declared steps still pending, collection by collection, in
  * batches that each commit (progress after each), then records the steps and the new schemas.
+ * Runs before the tables are synced with the config: a mirror column added or made again for a
+ * new type is then filled from documents that already have their new shape.
  * Refuses, changing nothing, while a change is not covered by a migration or a value does not convert.
  */
-export async function applySchemaPlan(store: Store, collections: CollectionRegistry, plan: SchemaPlan, progress: (p: Progress) => void = () => undefined): Promise<{ records: number }> {
+/** Throws MigrationRefused while a change is not covered by a migration or a value does not convert. */
+export function assertPlanApplies(plan: SchemaPlan): void {
   const blocking = refusedChanges({ changes: plan.changes.filter((c) => !c.acceptedByMigrate), steps: [] });
   const failing = plan.steps.filter((s) => s.failed > 0).map((s) => `${s.collection}: "${s.description}": ${s.failed} record${s.failed === 1 ? '' : 's'} whose value does not convert: ${s.failures.map((f) => `${f.id} (${JSON.stringify(f.value)})`).join(', ')}${s.failed > s.failures.length ? ', …' : ''}; fix: correct them, or choose onError: null or default`);
   if (blocking.length || failing.length) throw new MigrationRefused([...blocking, ...failing]);
+}
+
+export async function applySchemaPlan(store: Store, collections: CollectionRegistry, plan: SchemaPlan, progress: (p: Progress) => void = () => undefined): Promise<{ records: number }> {
+  assertPlanApplies(plan);
   let records = 0;
   for (const model of collections.values()) {
     const steps = plan.steps.filter((s) => s.collection === model.name);
@@ -352,6 +384,7 @@ export async function applySchemaPlan(store: Store, collections: CollectionRegis
       const total = await countRecordRows(store, model);
       const changedBy = steps.map(() => 0);
       const fits = fieldChecker(newAjv(), model);
+      const mirrors = await mirrorColumnsInPlace(store, model);
       let last = '';
       let done = 0;
       const now = new Date().toISOString();
@@ -369,7 +402,7 @@ export async function applySchemaPlan(store: Store, collections: CollectionRegis
           });
           if (changed) rewritten.push({ id: row.id, doc: JSON.stringify(doc), columns: mirrorColumnsOf(model, doc) });
         }
-        if (rewritten.length) await write(store, (tx) => rewriteRecordRows(tx, model, rewritten, now));
+        if (rewritten.length) await write(store, (tx) => rewriteRecordRows(tx, model, rewritten, now, mirrors));
         records += rewritten.length;
         done += batch.length;
         last = batch[batch.length - 1].id;

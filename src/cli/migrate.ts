@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { describeDatabase, openStore } from '../platform/store/open-store.js';
 import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.js';
 import { NoDatabase } from '../platform/store/store.js';
-import { applySchemaPlan, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
+import { applySchemaPlan, assertPlanApplies, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
 import { buildCollections } from '../contract/collections.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 
@@ -50,9 +50,11 @@ export function migrateCommand(program: Command): void {
         }
         const result = await store.withMigrationLock(async () => {
           const applied = await migrateCore(store);
-          const report = await syncResourceTables(store, collections);
+          // Refused before any table changes: a refused migration leaves the database as it was.
           const plan = await planSchemaChanges(store, collections);
+          assertPlanApplies(plan);
           const { records } = await applySchemaPlan(store, collections, plan, progressReporter());
+          const report = await syncResourceTables(store, collections);
           return { applied, report, plan, records };
         });
         const { applied, report, plan, records } = result;
@@ -62,6 +64,7 @@ export function migrateCommand(program: Command): void {
               migrations_applied: applied,
               collections_created: report.created,
               columns_added: report.columnsAdded,
+              columns_rebuilt: report.columnsRebuilt,
               search_indexed: report.searchIndexed,
               ...planJson(plan),
               records_migrated: records,

@@ -18,12 +18,29 @@ export interface SyncReport {
   indexesCreated: number;
   /** Collections whose search index was built now (new or changed `search` fields). */
   searchIndexed: string[];
+  /** Mirror columns made again for their field's new type. */
+  columnsRebuilt: string[];
 }
+
+/** The setting that keeps the type each mirror column was made for. */
+const COLUMN_KINDS = 'collection.columns.';
 
 async function existingColumns(store: Store, table: string): Promise<Set<string> | null> {
   const tables = await sqlOf(store).introspection.getTables();
   const found = tables.find((t) => t.name === table);
   return found ? new Set(found.columns.map((c) => c.name)) : null;
+}
+
+/**
+ * The mirror columns that exist with the type their field has now: the ones a migration may write
+ * (the others are added or made again by the next sync, filled from the migrated documents).
+ */
+export async function mirrorColumnsInPlace(store: Store, model: CollectionModel): Promise<string[]> {
+  const columns = await existingColumns(store, model.table);
+  if (!columns) return [];
+  const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
+  const kinds = kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {};
+  return model.columns.filter((c) => columns.has(c.column) && (kinds[c.column] === undefined || kinds[c.column] === c.kind)).map((c) => c.column);
 }
 
 /** Whether the collection's table exists yet (a dry run looks before anything is created). */
@@ -50,7 +67,7 @@ export function indexesOf(model: CollectionModel): { name: string; columns: stri
 }
 
 export async function syncCollectionTables(store: Store, collections: CollectionRegistry): Promise<SyncReport> {
-  const report: SyncReport = { created: [], columnsAdded: [], indexesCreated: 0, searchIndexed: [] };
+  const report: SyncReport = { created: [], columnsAdded: [], indexesCreated: 0, searchIndexed: [], columnsRebuilt: [] };
   const db = sqlOf(store) as unknown as Kysely<any>;
   // Checks the search index layouts make once per sync (search-index.ts).
   const checks = new Map<string, Promise<boolean>>();
@@ -72,6 +89,15 @@ export async function syncCollectionTables(store: Store, collections: Collection
       await create.execute();
       report.created.push(model.name);
     } else {
+      // A mirror column made for another type of its field (the field was converted) is made again.
+      const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
+      const kinds = kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {};
+      for (const c of model.columns) {
+        if (!columns.has(c.column) || kinds[c.column] === undefined || kinds[c.column] === c.kind) continue;
+        await store.dropColumn(model.table, c.column);
+        columns.delete(c.column);
+        report.columnsRebuilt.push(`${model.name}.${c.field}`);
+      }
       for (const c of model.columns) {
         if (columns.has(c.column)) continue;
         await db.schema.alterTable(model.table).addColumn(c.column, sql.raw(store.columnType(c.kind))).execute();
@@ -82,6 +108,9 @@ export async function syncCollectionTables(store: Store, collections: Collection
         report.columnsAdded.push(`${model.name}.${c.field}`);
       }
     }
+    const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
+    const kinds = JSON.stringify({ ...(kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {}), ...Object.fromEntries(model.columns.map((c) => [c.column, c.kind])) });
+    if (kinds !== kindsText) await writeSetting(store, COLUMN_KINDS + model.name, kinds);
     await store.keepTextInBinaryOrder(model.table, model.columns.filter((c) => c.kind === 'text').map((c) => c.column));
     await normalizeDateTimes(store, model);
     const nullable = model.columns.map((c) => c.column);

@@ -34,13 +34,14 @@ export async function readDocBatch(on: On, model: CollectionModel, afterId: stri
 const MAX_PARAMETERS = 20_000;
 
 /**
- * Writes new documents (and their mirror columns) over these rows: a new version and `updated_at`,
+ * Writes new documents (and the mirror columns named, those in place) over these rows: a new version and `updated_at`,
  * so ETags and `updated_at` filters see the change. Many rows per statement, as
  * `update … from (values …)`, which both engines run.
  */
-export async function rewriteRecordRows(tx: WriteTx, model: CollectionModel, rows: RewrittenRow[], now: string): Promise<void> {
+export async function rewriteRecordRows(tx: WriteTx, model: CollectionModel, rows: RewrittenRow[], now: string, mirrorColumns: readonly string[]): Promise<void> {
   const db = anyTable(tx);
-  const mirrors = model.columns.map((c) => c.column);
+  const written = model.columns.filter((c) => mirrorColumns.includes(c.column));
+  const mirrors = written.map((c) => c.column);
   const perStatement = Math.max(1, Math.min(1000, Math.floor(MAX_PARAMETERS / (2 + mirrors.length))));
   // VALUES columns are column1, column2, … on both engines; a number travels as text to PostgreSQL,
   // so it is cast (numeric is assigned to integer and real columns alike).
@@ -48,7 +49,7 @@ export async function rewriteRecordRows(tx: WriteTx, model: CollectionModel, row
     sql`doc = v.column2`,
     sql`version = version + 1`,
     sql`updated_at = ${now}`,
-    ...model.columns.map((c, i) =>
+    ...written.map((c, i) =>
       c.kind === 'text' ? sql`${sql.ref(c.column)} = v.${sql.raw(`column${i + 3}`)}` : sql`${sql.ref(c.column)} = cast(v.${sql.raw(`column${i + 3}`)} as numeric)`,
     ),
   ];

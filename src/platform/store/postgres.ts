@@ -61,6 +61,10 @@ export async function openPostgres(url: string, poolSize: number): Promise<Store
       const list = sql.join(columns.map((c) => (nullsFirst.includes(c) ? sql`${sql.ref(c)} nulls first` : sql.ref(c))));
       await sql`create index if not exists ${sql.id(name)} on ${sql.table(table)} (${list})`.execute(db);
     },
+    // Its indexes go with it.
+    dropColumn: async (table, column) => {
+      await sql`alter table ${sql.table(table)} drop column if exists ${sql.ref(column)}`.execute(db);
+    },
     keepTextInBinaryOrder: async (table, columns) => {
       for (const column of columns) {
         const { rows } = await sql<{ collation_name: string | null }>`select collation_name from information_schema.columns

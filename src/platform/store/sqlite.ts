@@ -81,6 +81,12 @@ export async function openSqlite(file: string): Promise<StoreInternals> {
     },
     // SQLite compares text in binary order unless told otherwise.
     keepTextInBinaryOrder: async () => undefined,
+    // SQLite refuses to drop an indexed column: its indexes go first.
+    dropColumn: async (table, column) => {
+      const { rows } = await sql<{ name: string }>`select distinct il.name as name from pragma_index_list(${table}) as il, pragma_index_info(il.name) as ii where ii.name = ${column}`.execute(db);
+      for (const { name } of rows) await sql`drop index if exists ${sql.id(name)}`.execute(db);
+      await sql`alter table ${sql.table(table)} drop column ${sql.ref(column)}`.execute(db);
+    },
     explain: async (q) => {
       const rows = database.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])) as { detail: string }[];
       return rows.map((r) => r.detail);

@@ -49,6 +49,8 @@ export interface Store {
    * before that was the rule, get it now (PostgreSQL rebuilds their indexes; SQLite always did).
    */
   keepTextInBinaryOrder(table: string, columns: string[]): Promise<void>;
+  /** Removes a derived column and every index on it (a mirror column rebuilt for a field's new type). */
+  dropColumn(table: string, column: string): Promise<void>;
   /** Small independent writes that may share a transaction with others arriving at the same time. */
   writes: GroupCommit;
   /**
