@@ -63,6 +63,7 @@ const LONGEST = [
   'test/resource-async.test.ts',
   'test/browser-admin.test.ts',
   'test/cli-people.test.ts',
+  'test/schema-migrations.test.ts',
   'test/cli-oauth.test.ts',
   'src/api/store/list-plans.test.ts',
   'test/browser-account.test.ts',

@@ -278,15 +278,15 @@ for (const engine of engines) {
     });
 
     test('a migration killed part way (SIGKILL) resumes where it stopped: every record renamed once, none lost', async () => {
-      // 30,000 records of a fresh collection, through the API's bulk jobs.
+      // 12,000 records (six batches of the migration) of a fresh collection, through the API's bulk jobs.
       const plain = structuredClone(current);
       plain.collections.bulk = { access: 'shared', schema: { type: 'object', properties: { label: { type: 'string' }, n: { type: 'integer' } } }, filters: ['label'], sort: ['n'], search: [] };
-      const total = 30_000;
+      const total = 12_000;
       {
         await serve(plain);
         const a = asBearer(server!, await clientToken(server!, 'evolve', `${ALL_SCOPES} bulk:read bulk:write`));
-        for (let i = 0; i < total; i += 10_000) {
-          const items = Array.from({ length: 10_000 }, (_, j) => ({ label: `item ${i + j}`, n: i + j }));
+        for (let i = 0; i < total; i += 6_000) {
+          const items = Array.from({ length: 6_000 }, (_, j) => ({ label: `item ${i + j}`, n: i + j }));
           const r = await a.json('POST', '/v1/bulk', items);
           assert.equal(r.status, 202, r.text);
           const job = r.headers.get('location')!.replace(server!.url, '');
