@@ -98,6 +98,11 @@ async function main(): Promise<void> {
     zoos.search = zoos.search.map((f: string) => (f === 'city' ? 'town' : f));
     zoos.indexes = zoos.indexes.map((ix: string[]) => ix.map((f) => (f === 'city' ? 'town' : f)));
     writeFileSync(configFile, JSON.stringify(config));
+    if (process.env.BENCH_MIGRATE_SEED_ONLY === '1') {
+      // For profiling: the seeded data dir with the renamed config, not migrated, kept.
+      process.stderr.write(`seeded, not migrated: ${dataDir}\n`);
+      return;
+    }
     const t0 = process.hrtime.bigint();
     const timed = spawnSync('/usr/bin/time', ['-f', '%M %e %U %S', process.execPath, CLI, 'migrate', '--config', configFile, '--data-dir', dataDir], {
       cwd: ROOT,
@@ -108,7 +113,10 @@ async function main(): Promise<void> {
     const wall = Number(process.hrtime.bigint() - t0) / 1e9;
     if (timed.status !== 0) throw new Error(`migrate failed (${timed.status}):\n${timed.stdout}\n${timed.stderr}`);
     const out = JSON.parse(timed.stdout) as { records_migrated: number; columns_added: string[]; search_indexed: string[] };
-    const [rssKb, , user, sys] = timed.stderr.trim().split('\n').pop()!.split(' ').map(Number);
+    const lines = timed.stderr.trim().split('\n');
+    const [rssKb, , user, sys] = lines.pop()!.split(' ').map(Number);
+    // What migrate printed (its progress lines).
+    for (const line of lines) process.stderr.write(`  migrate: ${line}\n`);
     const result = {
       engine: onPg ? 'postgresql' : 'sqlite',
       records: out.records_migrated,
@@ -122,8 +130,11 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(result, null, 2));
     if (out.records_migrated !== RECORDS) throw new Error(`expected ${RECORDS} records migrated`);
   } finally {
-    await dropPg?.();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (process.env.BENCH_MIGRATE_KEEP === '1' || process.env.BENCH_MIGRATE_SEED_ONLY === '1') process.stderr.write(`kept ${dataDir}\n`);
+    else {
+      await dropPg?.();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }
 }
 

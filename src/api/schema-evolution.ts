@@ -8,6 +8,7 @@ import { readSettingsStartingWith, writeSetting, writeSettingIn } from '../platf
 import { countRecordRows, readDocBatch, rewriteRecordRows, type RewrittenRow } from './store/record-migration.js';
 import { mirrorColumnsOf } from './records.js';
 import { collectionTableExists, mirrorColumnsInPlace } from './store/collection-tables.js';
+import { dropSearchIndex } from './store/search-index.js';
 import { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
 
 export { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
@@ -52,8 +53,8 @@ export interface StepPlan {
   collection: string;
   step: MigrationStep;
   description: string;
-  /** Records it would change. */
-  records: number;
+  /** Records it would change (null: not counted, `gatehouse migrate` counts while it applies). */
+  records: number | null;
   /** Records whose value does not convert, with `onError: fail` (the first ones, and how many in all). */
   failures: { id: string; value: unknown }[];
   failed: number;
@@ -66,7 +67,8 @@ export interface SchemaPlan {
 
 const SCHEMA_KEY = 'collection.schema.';
 const APPLIED_KEY = 'collection.migration.';
-const BATCH = 2000;
+/** Records per transaction of `gatehouse migrate` (its --batch), and per read of a plan's scan. */
+export const MIGRATION_BATCH = 10_000;
 const FAILURES_SHOWN = 10;
 
 /** A property without what only documents it: two schemas that differ only there are the same. */
@@ -100,6 +102,14 @@ export function describeStep(step: MigrationStep): string {
   if ('convert' in step) return `convert ${step.convert.field} to ${step.convert.to} (values that do not convert: ${step.convert.onError})`;
   if ('default' in step) return `set ${step.default.field} to ${JSON.stringify(step.default.value)} where it is missing`;
   return `drop ${step.drop}`;
+}
+
+/** The fields a step reads or writes. */
+function fieldsOf(step: MigrationStep): string[] {
+  if ('rename' in step) return [step.rename.from, step.rename.to];
+  if ('convert' in step) return [step.convert.field];
+  if ('default' in step) return [step.default.field];
+  return [step.drop];
 }
 
 /** A stored value as the target type, or undefined where it does not convert. */
@@ -183,6 +193,8 @@ function applyStep(doc: Doc, step: MigrationStep, model: CollectionModel, fits: 
 /** A check of each stored document against one change of the schema. */
 interface DocCheck {
   change: Omit<SchemaChange, 'records'>;
+  /** The check of a field no longer declared: met by a rename from it or a drop of it. */
+  removedField?: string;
   /** How the change is logged when no record breaks. */
   taken: string;
   breaks: (doc: Doc) => boolean;
@@ -195,13 +207,13 @@ function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv:
   const collection = model.name;
   const note = (field: string | null, text: string, safe = true, acceptedByMigrate = false, fix: string | null = null) =>
     notes.push({ collection, field, safe, acceptedByMigrate, text, records: rows, fix });
-  const check = (field: string, text: string, fix: string, taken: string, breaks: (doc: Doc) => boolean) =>
-    checks.push({ change: { collection, field, safe: false, acceptedByMigrate: false, text, fix }, taken, breaks });
+  const check = (field: string, text: string, fix: string, taken: string, breaks: (doc: Doc) => boolean, removedField?: string) =>
+    checks.push({ change: { collection, field, safe: false, acceptedByMigrate: false, text, fix }, taken, breaks, removedField });
 
   for (const field of Object.keys(old.properties)) {
     if (field in now.properties) continue;
     if (now.closed)
-      check(field, `the schema no longer declares ${field}, which stored records hold: they could not be saved again`, `give its new name \`renamedFrom: ${field}\`, or declare \`- {drop: ${field}}\` under migrations`, `${field} is no longer declared; no stored record holds it`, (doc) => field in doc);
+      check(field, `the schema no longer declares ${field}, which stored records hold: they could not be saved again`, `give its new name \`renamedFrom: ${field}\`, or declare \`- {drop: ${field}}\` under migrations`, `${field} is no longer declared; no stored record holds it`, (doc) => field in doc, field);
     else note(field, `${field} is no longer declared (extra fields are allowed: stored values stay)`);
   }
   for (const [field, property] of Object.entries(now.properties)) {
@@ -266,7 +278,12 @@ function baseline(model: CollectionModel, now: ServedSchema, ajv: Ajv): { checks
 }
 
 /** Where every collection stands against the config: the changes, and the declared steps still to apply. */
-export async function planSchemaChanges(store: Store, collections: CollectionRegistry): Promise<SchemaPlan> {
+/**
+ * `count: false` (`gatehouse migrate`): the records are not read when nothing in the plan needs
+ * them read — every check is met by a declared step (a field no longer declared is renamed or
+ * dropped) and no step converts; the steps are then counted while they are applied.
+ */
+export async function planSchemaChanges(store: Store, collections: CollectionRegistry, { count = true }: { count?: boolean } = {}): Promise<SchemaPlan> {
   const served = await readSettingsStartingWith(store, SCHEMA_KEY);
   const applied = await readSettingsStartingWith(store, APPLIED_KEY);
   const ajv = newAjv();
@@ -281,14 +298,17 @@ export async function planSchemaChanges(store: Store, collections: CollectionReg
     if (!old) plan.changes.push({ collection: model.name, field: null, safe: true, acceptedByMigrate: false, text: rows ? `schema recorded (${rows} records)` : 'new collection', records: rows, fix: null });
     const { checks, notes } = old ? diff(model, old, now, ajv, rows) : rows > 0 ? baseline(model, now, ajv) : { checks: [], notes: [] };
     plan.changes.push(...notes);
-    const steps: StepPlan[] = pending.map((step) => ({ collection: model.name, step, description: describeStep(step), records: 0, failures: [], failed: 0 }));
+    const met = (c: DocCheck) =>
+      c.removedField !== undefined && pending.some((s) => ('rename' in s && s.rename.from === c.removedField) || ('drop' in s && s.drop === c.removedField));
+    const read = count || checks.some((c) => !met(c)) || pending.some((s) => 'convert' in s);
+    const steps: StepPlan[] = pending.map((step) => ({ collection: model.name, step, description: describeStep(step), records: rows > 0 && !read ? null : 0, failures: [], failed: 0 }));
     const broken = checks.map(() => 0);
     const fits = fieldChecker(ajv, model);
-    if (rows > 0 && (checks.length || steps.length)) {
+    if (rows > 0 && read && (checks.length || steps.length)) {
       await scan(store, model, (doc, id) => {
         steps.forEach((s) => {
           const { changed, failed } = applyStep(doc, s.step, model, fits);
-          if (changed) s.records++;
+          if (changed) s.records!++;
           if (failed !== undefined && s.failed++ < FAILURES_SHOWN) s.failures.push({ id, value: failed });
         });
         checks.forEach((c, i) => {
@@ -308,7 +328,7 @@ export async function planSchemaChanges(store: Store, collections: CollectionReg
 async function scan(store: Store, model: CollectionModel, each: (doc: Doc, id: string) => void): Promise<void> {
   let last = '';
   for (;;) {
-    const batch = await readDocBatch(store, model, last, BATCH);
+    const batch = await readDocBatch(store, model, last, MIGRATION_BATCH);
     if (batch.length === 0) return;
     for (const row of batch) each(JSON.parse(row.doc) as Doc, row.id);
     last = batch[batch.length - 1].id;
@@ -319,7 +339,7 @@ async function scan(store: Store, model: CollectionModel, each: (doc: Doc, id: s
 export function refusedChanges(plan: SchemaPlan): string[] {
   const lines = plan.changes.filter((c) => !c.safe).map((c) => `${c.collection}${c.field ? `.${c.field}` : ''}: ${c.text} (${c.records} stored record${c.records === 1 ? '' : 's'}); fix: ${c.fix}`);
   for (const s of plan.steps)
-    if (s.records > 0 || s.failed > 0) lines.push(`${s.collection}: migration "${s.description}" is declared and not applied (${s.records} record${s.records === 1 ? '' : 's'} to change); fix: run \`gatehouse migrate\` (--dry-run shows the plan)`);
+    if ((s.records ?? 1) > 0 || s.failed > 0) lines.push(`${s.collection}: migration "${s.description}" is declared and not applied (${s.records} record${s.records === 1 ? '' : 's'} to change); fix: run \`gatehouse migrate\` (--dry-run shows the plan)`);
   return lines;
 }
 
@@ -375,21 +395,31 @@ export function assertPlanApplies(plan: SchemaPlan): void {
   if (blocking.length || failing.length) throw new MigrationRefused([...blocking, ...failing]);
 }
 
-export async function applySchemaPlan(store: Store, collections: CollectionRegistry, plan: SchemaPlan, progress: (p: Progress) => void = () => undefined): Promise<{ records: number }> {
+export async function applySchemaPlan(
+  store: Store,
+  collections: CollectionRegistry,
+  plan: SchemaPlan,
+  progress: (p: Progress) => void = () => undefined,
+  batchSize = MIGRATION_BATCH,
+): Promise<{ records: number }> {
   assertPlanApplies(plan);
   let records = 0;
   for (const model of collections.values()) {
     const steps = plan.steps.filter((s) => s.collection === model.name);
-    if (steps.some((s) => s.records > 0)) {
+    if (steps.some((s) => s.records !== 0)) {
       const total = await countRecordRows(store, model);
       const changedBy = steps.map(() => 0);
       const fits = fieldChecker(newAjv(), model);
-      const mirrors = await mirrorColumnsInPlace(store, model);
+      // Only the mirror columns of the fields the steps touch change; the search index is built
+      // again from the new documents by the sync that follows.
+      const touched = new Set(steps.flatMap((s) => fieldsOf(s.step)));
+      const mirrors = (await mirrorColumnsInPlace(store, model)).filter((column) => model.columns.some((c) => c.column === column && touched.has(c.field)));
+      await dropSearchIndex(store, model);
       let last = '';
       let done = 0;
       const now = new Date().toISOString();
       for (;;) {
-        const batch = await readDocBatch(store, model, last, BATCH);
+        const batch = await readDocBatch(store, model, last, batchSize);
         if (batch.length === 0) break;
         const rewritten: RewrittenRow[] = [];
         for (const row of batch) {
@@ -408,7 +438,10 @@ export async function applySchemaPlan(store: Store, collections: CollectionRegis
         last = batch[batch.length - 1].id;
         progress({ collection: model.name, done, total: Math.max(total, done) });
       }
-      for (const [i, s] of steps.entries()) await recordStep(store, model, s, changedBy[i]);
+      for (const [i, s] of steps.entries()) {
+        s.records = changedBy[i];
+        await recordStep(store, model, s, changedBy[i]);
+      }
     } else {
       for (const s of steps) await recordStep(store, model, s, 0);
     }

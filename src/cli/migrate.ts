@@ -1,8 +1,8 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { describeDatabase, openStore } from '../platform/store/open-store.js';
 import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.js';
 import { NoDatabase } from '../platform/store/store.js';
-import { applySchemaPlan, assertPlanApplies, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
+import { MIGRATION_BATCH, applySchemaPlan, assertPlanApplies, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
 import { buildCollections } from '../contract/collections.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 
@@ -12,6 +12,12 @@ function planJson(plan: SchemaPlan) {
     schema_changes: plan.changes.map((c) => ({ collection: c.collection, field: c.field, change: c.text, safe: c.safe, records: c.records, ...(c.safe ? {} : { fix: c.fix }) })),
     schema_migrations: plan.steps.map((s) => ({ collection: s.collection, migration: s.description, records: s.records, ...(s.failed ? { not_convertible: s.failed, examples: s.failures } : {}) })),
   };
+}
+
+function parseBatch(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 100_000) throw new InvalidArgumentError('must be a whole number from 1 to 100000');
+  return n;
 }
 
 /** Progress on a terminal: one line rewritten in place; elsewhere a line every 10 s. */
@@ -31,7 +37,8 @@ export function migrateCommand(program: Command): void {
   withCommonOptions(program.command('migrate'))
     .description("bring the database up to date with this version and the config's collections; apply the declared schema migrations")
     .option('--dry-run', 'print the plan (changes, migrations, record counts, values that do not convert) and change nothing')
-    .action(async (opts: CommonOptions & { dryRun?: boolean }) => {
+    .option('--batch <n>', `records rewritten per transaction (default ${MIGRATION_BATCH})`, parseBatch, MIGRATION_BATCH)
+    .action(async (opts: CommonOptions & { dryRun?: boolean; batch: number }) => {
       const config = configFrom(opts);
       const collections = buildCollections(config.collections);
       const store = await openStore(config.storage.database, { pgPool: config.load.pgPool, existing: opts.dryRun });
@@ -51,9 +58,9 @@ export function migrateCommand(program: Command): void {
         const result = await store.withMigrationLock(async () => {
           const applied = await migrateCore(store);
           // Refused before any table changes: a refused migration leaves the database as it was.
-          const plan = await planSchemaChanges(store, collections);
+          const plan = await planSchemaChanges(store, collections, { count: false });
           assertPlanApplies(plan);
-          const { records } = await applySchemaPlan(store, collections, plan, progressReporter());
+          const { records } = await applySchemaPlan(store, collections, plan, progressReporter(), opts.batch);
           const report = await syncResourceTables(store, collections);
           return { applied, report, plan, records };
         });

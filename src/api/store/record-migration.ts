@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { CollectionModel } from '../../contract/collections.js';
+import { CompiledQuery, sql } from 'kysely';
+import type { CollectionModel, FieldColumn } from '../../contract/collections.js';
 import type { On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 import { anyTable } from './records.js';
@@ -33,28 +33,52 @@ export async function readDocBatch(on: On, model: CollectionModel, afterId: stri
 /** Parameters per statement: well under SQLite's 32,766 and PostgreSQL's 65,535. */
 const MAX_PARAMETERS = 20_000;
 
+/** The rewrite statement per dialect and shape (table, mirror columns, rows): compiled once, run with each batch's values. */
+const rewrites = new WeakMap<object, Map<string, CompiledQuery>>();
+
+function rewriteStatement(tx: WriteTx, model: CollectionModel, written: FieldColumn[], rows: number): CompiledQuery {
+  const db = anyTable(tx);
+  const adapter = db.getExecutor().adapter;
+  let cache = rewrites.get(adapter);
+  if (!cache) rewrites.set(adapter, (cache = new Map()));
+  const key = `${model.table}\n${written.map((c) => c.column).join(',')}\n${rows}`;
+  let query = cache.get(key);
+  if (!query) {
+    // VALUES columns are column1, column2, … on both engines; a number travels as text to
+    // PostgreSQL, so it is cast (numeric is assigned to integer and real columns alike).
+    const assignments = [
+      sql`doc = v.column2`,
+      sql`version = version + 1`,
+      sql`updated_at = ${''}`,
+      ...written.map((c, i) =>
+        c.kind === 'text' ? sql`${sql.ref(c.column)} = v.${sql.raw(`column${i + 3}`)}` : sql`${sql.ref(c.column)} = cast(v.${sql.raw(`column${i + 3}`)} as numeric)`,
+      ),
+    ];
+    const row = sql`(${sql.join(Array.from({ length: 2 + written.length }, () => null))})`;
+    const values = sql.join(Array.from({ length: rows }, () => row));
+    query = sql`update ${sql.table(model.table)} set ${sql.join(assignments)} from (values ${values}) as v where ${sql.ref(`${model.table}.id`)} = v.column1`.compile(db);
+    cache.set(key, query);
+  }
+  return query;
+}
+
 /**
- * Writes new documents (and the mirror columns named, those in place) over these rows: a new version and `updated_at`,
- * so ETags and `updated_at` filters see the change. Many rows per statement, as
- * `update … from (values …)`, which both engines run.
+ * Writes new documents (and the mirror columns named, those in place) over these rows: a new
+ * version and `updated_at`, so ETags and `updated_at` filters see the change. Many rows per
+ * statement, as `update … from (values …)`, which both engines run; the statement is compiled
+ * once per shape (building it per batch cost more than running it).
  */
 export async function rewriteRecordRows(tx: WriteTx, model: CollectionModel, rows: RewrittenRow[], now: string, mirrorColumns: readonly string[]): Promise<void> {
   const db = anyTable(tx);
   const written = model.columns.filter((c) => mirrorColumns.includes(c.column));
-  const mirrors = written.map((c) => c.column);
-  const perStatement = Math.max(1, Math.min(1000, Math.floor(MAX_PARAMETERS / (2 + mirrors.length))));
-  // VALUES columns are column1, column2, … on both engines; a number travels as text to PostgreSQL,
-  // so it is cast (numeric is assigned to integer and real columns alike).
-  const assignments = [
-    sql`doc = v.column2`,
-    sql`version = version + 1`,
-    sql`updated_at = ${now}`,
-    ...written.map((c, i) =>
-      c.kind === 'text' ? sql`${sql.ref(c.column)} = v.${sql.raw(`column${i + 3}`)}` : sql`${sql.ref(c.column)} = cast(v.${sql.raw(`column${i + 3}`)} as numeric)`,
-    ),
-  ];
+  const perStatement = Math.max(1, Math.min(1000, Math.floor(MAX_PARAMETERS / (2 + written.length))));
   for (let i = 0; i < rows.length; i += perStatement) {
-    const values = rows.slice(i, i + perStatement).map((r) => sql`(${sql.join([r.id, r.doc, ...mirrors.map((m) => r.columns[m] ?? null)])})`);
-    await sql`update ${sql.table(model.table)} set ${sql.join(assignments)} from (values ${sql.join(values)}) as v where ${sql.ref(`${model.table}.id`)} = v.column1`.execute(db);
+    const part = rows.slice(i, i + perStatement);
+    const parameters: unknown[] = [now];
+    for (const r of part) {
+      parameters.push(r.id, r.doc);
+      for (const c of written) parameters.push(r.columns[c.column] ?? null);
+    }
+    await db.executeQuery(CompiledQuery.raw(rewriteStatement(tx, model, written, part.length).sql, parameters));
   }
 }

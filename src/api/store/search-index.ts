@@ -32,3 +32,17 @@ export async function syncSearch(store: Store, model: CollectionModel, once: (ke
   await writeSetting(store, marker, want);
   return true;
 }
+
+/**
+ * Drops a collection's search index, so that the next sync builds it afresh: before a schema
+ * migration rewrites every record (one build from the new documents costs a fraction of keeping
+ * the index in step with each rewritten record).
+ */
+export async function dropSearchIndex(store: Store, model: CollectionModel): Promise<void> {
+  const marker = `search:${model.table}`;
+  const have = (await readSetting(store, marker)) ?? '';
+  if (have === '') return;
+  // The marker first: a run killed after it still has the index built by the next sync.
+  await writeSetting(store, marker, '');
+  await searchIndexOf(store).build(store, { ...model, search: [] }, '', have);
+}

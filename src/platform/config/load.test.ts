@@ -63,3 +63,31 @@ test('api.license: a name with an identifier or a url, not both; unknown keys re
   refused({ identifier: 'MIT' }, 'api.license.name');
   refused({ name: 'X', spdx: 'MIT' }, 'api.license.spdx');
 });
+
+test('migrations: each step names fields as the schema now declares them; a wrong step is a config error naming it', () => {
+  const env = {};
+  const zoos = (properties: Record<string, unknown>, migrations: unknown[], extra: Record<string, unknown> = {}) =>
+    resolveConfig({ collections: { zoos: { schema: { type: 'object', properties }, migrations, ...extra } } }, 'g.yaml', { env });
+  const accepted = zoos({ town: { type: 'string', renamedFrom: 'city' }, founded: { type: 'integer', default: 0 } }, [
+    { convert: { field: 'founded', to: 'integer', onError: 'default' } },
+    { default: { field: 'founded', value: 1900 } },
+    { drop: 'region' },
+  ]);
+  assert.equal(accepted.collections.zoos.migrations.length, 3);
+  const refused = (properties: Record<string, unknown>, migrations: unknown[], field: string, message: RegExp) =>
+    assert.throws(
+      () => zoos(properties, migrations),
+      (e: unknown) => e instanceof ConfigError && e.field === field && message.test(e.message),
+      `${JSON.stringify(migrations)} → ${field}`,
+    );
+  const name = { name: { type: 'string' } };
+  refused({ ...name, town: { type: 'string', renamedFrom: 'name' } }, [], 'collections.zoos.schema.properties.town.renamedFrom', /"name" is still a property/);
+  refused({ ...name, town: { type: 'string', renamedFrom: 'City' } }, [], 'collections.zoos.schema.properties.town.renamedFrom', /earlier name/);
+  refused(name, [{ rename: { from: 'city', to: 'town' } }], 'collections.zoos.migrations[0].rename.to', /"town" is not a property/);
+  refused({ ...name, town: { type: 'string', renamedFrom: 'city' } }, [{ rename: { from: 'city', to: 'name' } }], 'collections.zoos.migrations[0].rename.from', /"city" is renamed twice/);
+  refused(name, [{ convert: { field: 'name', to: 'text' } }], 'collections.zoos.migrations[0].convert.to', /must be/);
+  refused(name, [{ convert: { field: 'name', to: 'string', onError: 'default' } }], 'collections.zoos.migrations[0].convert.onError', /declares none/);
+  refused(name, [{ default: { field: 'name', value: 5 } }], 'collections.zoos.migrations[0].default.value', /is not a valid "name"/);
+  refused(name, [{ drop: 'name' }], 'collections.zoos.migrations[0].drop', /still a property/);
+  refused(name, [{ rename: { from: 'a', to: 'name' }, drop: 'b' }], 'collections.zoos.migrations[0]', /must be one of \{rename/);
+});
