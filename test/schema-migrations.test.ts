@@ -5,7 +5,7 @@
 // sort, q, cursors and PATCH work in the new shape. On SQLite, and on PostgreSQL when it is there.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -102,7 +102,7 @@ for (const engine of engines) {
       assert.equal(r.status, 2, r.stdout + r.stderr);
       assert.match(r.stderr, /zoos\.city: the schema no longer declares city.*\(3 stored records\); fix: give its new name `renamedFrom: city`/);
       assert.match(r.stderr, /orders\.status: status is now .*stored values do not fit it \(1 stored record\); fix: declare `- \{convert:/);
-      assert.match(r.stderr, /Nothing was changed/);
+      assert.match(r.stderr, /No record and no collection table was changed/);
       assert.doesNotMatch(r.stdout, /listening/);
     });
 
@@ -157,7 +157,14 @@ for (const engine of engines) {
       assert.equal(events.status, 200, events.text);
       assert.equal(events.body.length, 1);
       assert.equal(events.body[0].collection, 'zoos');
-      assert.equal(events.body[0].data.records, 3);
+      assert.deepEqual(events.body[0].data, { migration: { rename: { from: 'city', to: 'town' } }, description: 'rename city to town' });
+      assert.equal(events.body[0].owner, null);
+      // Another subject, with the read scope and none of these records, sees it too (it is the collection's).
+      const other = asBearer(server!, await clientToken(server!, 'evolve-other', 'zoos:read'));
+      const theirsMigrated = await other.json('GET', '/v1/events?types=collection.migrated');
+      assert.equal(theirsMigrated.body.length, 1);
+      const theirs = await other.json('GET', '/v1/events?types=record.created');
+      assert.equal(theirs.body.length, 0, 'and nothing of the records of others');
       await server!.stop();
       server = null;
 
@@ -203,7 +210,7 @@ for (const engine of engines) {
       assert.equal(plan.schema_migrations[0].not_convertible, 1);
       const refused = cli('migrate');
       assert.equal(refused.status, 2);
-      assert.match(refused.stderr, new RegExp(`1 record whose value does not convert: ${ids.tierpark} \\("long ago"\\)`));
+      assert.match(refused.stderr, new RegExp(`1 record the step cannot apply to \\(a value that does not convert, or both names with different values\\): ${ids.tierpark} \\("long ago"\\)`));
       a = await serve(asString);
       assert.equal((await a.json('GET', `/v1/zoos/${ids.berlin}`)).body.founded, '1844', 'nothing changed');
       await server!.stop();
@@ -264,9 +271,12 @@ for (const engine of engines) {
       shared.collections.zoos.access = 'shared';
       const accessRefused = refusedServe(shared);
       assert.equal(accessRefused.status, 2);
-      assert.match(accessRefused.stderr, /zoos: access changed from owner to shared: who may read its stored records changes \(3 stored records\); fix: run `gatehouse migrate` to accept it/);
+      assert.match(accessRefused.stderr, /zoos: access changed from owner to shared: who may read its stored records \(and their past events\) changes \(3 stored records\); fix: run `gatehouse migrate --accept-access-change` to accept it/);
       use(shared);
-      assert.equal(cli('migrate').status, 0);
+      const plain = cli('migrate');
+      assert.equal(plain.status, 2, 'not without the flag');
+      assert.match(plain.stderr, /access changed from owner to shared/);
+      assert.equal(cli('migrate', '--accept-access-change').status, 0);
       current = shared;
       const a = await serve(shared);
       const vienna = await a.json('GET', `/v1/zoos/${ids.vienna}`);
@@ -312,10 +322,14 @@ for (const engine of engines) {
       const afterKill = await migrated();
       assert.ok(partWay > 0 && afterKill < total, `killed part way (${afterKill} of ${total} renamed)`);
 
-      const resumed = cli('migrate');
-      assert.equal(resumed.status, 0, resumed.stderr);
-
-      assert.equal(JSON.parse(resumed.stdout).records_migrated, total - afterKill, 'the resumed run changes only what the first did not');
+      // Resumed on a terminal (script(1)): the progress line is rewritten in place after each batch, then the result.
+      const command = [process.execPath, CLI, 'migrate', '--batch', '1000', '--config', `${dir}/gatehouse.json`, '--data-dir', dir].map((a) => `'${a}'`).join(' ');
+      const resumed = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' }, timeout: 120_000 });
+      assert.equal(resumed.status, 0, resumed.stdout);
+      assert.match(resumed.stdout, /\rmigrating bulk: 1000 of 12000 records \(8%\)/);
+      assert.match(resumed.stdout, /\rmigrating bulk: 12000 of 12000 records \(100%\)/);
+      const result = JSON.parse(resumed.stdout.slice(resumed.stdout.indexOf('{')));
+      assert.equal(result.records_migrated, total - afterKill, 'the resumed run changes only what the first did not');
       assert.equal(await migrated(), total);
       await serve(renamedBulk);
       const a = asBearer(server!, await clientToken(server!, 'evolve', 'bulk:read'));
@@ -378,7 +392,7 @@ test('a database from before schema evolution (records, no served schema) is che
     const refused = runCli(['serve', ...args, '--port', '0']);
     assert.equal(refused.status, 2, refused.stdout + refused.stderr);
     assert.match(refused.stderr, /zoos\.founded: stored values of founded do not fit its schema \{"type":"integer"\} \(2 stored records\)/);
-    assert.match(refused.stderr, /zoos: stored records hold fields the schema does not declare \(1 stored record\)/);
+    assert.match(refused.stderr, /zoos: stored records hold fields the schema does not declare \(region\) \(1 stored record\)/);
 
     config.collections.zoos.migrations = [{ convert: { field: 'founded', to: 'integer' } }, { drop: 'region' }];
     writeConfig(dir, config);

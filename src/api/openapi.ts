@@ -298,10 +298,10 @@ export function buildOpenApi(config: Config, collections: CollectionRegistry, mo
       type: { type: 'string', enum: eventTypes },
       time: { type: 'string', format: 'date-time' },
       collection: { type: 'string' },
-      record_id: { type: 'string' },
-      owner: { type: 'string' },
+      record_id: { type: ['string', 'null'], description: 'The record (null on collection.migrated)' },
+      owner: { type: ['string', 'null'], description: "The record's owner (null on collection.migrated, which is every reader's)" },
       actor: { type: ['string', 'null'] },
-      data: { type: ['object', 'null'], description: 'The record as GET shows it (null on delete); an attachment\'s metadata' },
+      data: { type: ['object', 'null'], description: "The record as GET shows it (null on delete); an attachment's metadata; on collection.migrated, the migration applied" },
     },
   };
   const statusText: Record<number, string> = {

@@ -19,6 +19,11 @@ test('convert: what turns into each type, and what does not (undefined)', () => 
   assert.equal(convertValue('yes', 'boolean'), undefined);
   assert.equal(convertValue('2026-11-28T10:00:00+01:00', 'date-time'), '2026-11-28T09:00:00.000Z');
   assert.equal(convertValue('not a date', 'date-time'), undefined);
+  assert.equal(convertValue('foo 7', 'date-time'), undefined, 'Date.parse would take it');
+  assert.equal(convertValue('2020-02-30', 'date-time'), undefined, 'no 30th of February');
+  assert.equal(convertValue('2020-02-29', 'date-time'), '2020-02-29T00:00:00.000Z', 'a date is midnight UTC');
+  assert.equal(convertValue('2026-11-28T10:00:00', 'date-time'), undefined, 'a local time without its offset is ambiguous');
+  assert.equal(convertValue('2026-11-28 10:00:00Z', 'date-time'), '2026-11-28T10:00:00.000Z');
   assert.equal(convertValue(1764320400000, 'date-time'), undefined, 'a number is not taken as a time');
 });
 

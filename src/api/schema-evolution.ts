@@ -4,11 +4,11 @@ import addFormats from 'ajv-formats';
 import type { CollectionModel, CollectionRegistry, ConvertTarget, MigrationStep } from '../contract/collections.js';
 import type { Store } from '../platform/store/store.js';
 import { write } from '../platform/store/write-path.js';
-import { readSettingsStartingWith, writeSetting, writeSettingIn } from '../platform/store/settings.js';
-import { countRecordRows, readDocBatch, rewriteRecordRows, type RewrittenRow } from './store/record-migration.js';
+import { readSettingsStartingWith, writeSettingIn } from '../platform/store/settings.js';
+import { countRecordRows, readDocBatch, rewriteRecordRows, RowsChanged, type RewrittenRow } from './store/record-migration.js';
 import { mirrorColumnsOf } from './records.js';
 import { collectionTableExists, mirrorColumnsInPlace } from './store/collection-tables.js';
-import { dropSearchIndex } from './store/search-index.js';
+import { dropSearchIndex, restoreSearchIndex } from './store/search-index.js';
 import { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
 
 export { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
@@ -24,6 +24,8 @@ export { MigrationRefused, SchemaChangesRefused } from './schema-refusals.js';
 /** What is compared between two starts: the record shape and who sees the records. */
 interface ServedSchema {
   properties: Record<string, unknown>;
+  /** The schema's other rules about the whole record (allOf, patternProperties, …), annotations left out. */
+  rest: unknown;
   required: string[];
   closed: boolean;
   parent: string | null;
@@ -39,7 +41,7 @@ export interface SchemaChange {
   field: string | null;
   /** Taken without a migration: nothing stored breaks. */
   safe: boolean;
-  /** Refused by `serve`, taken by `gatehouse migrate` (a change of who sees the records). */
+  /** Refused by `serve`, taken by `gatehouse migrate --accept-access-change` (a change of who sees the records). */
   acceptedByMigrate: boolean;
   /** What changes, or what would break. */
   text: string;
@@ -58,6 +60,8 @@ export interface StepPlan {
   /** Records whose value does not convert, with `onError: fail` (the first ones, and how many in all). */
   failures: { id: string; value: unknown }[];
   failed: number;
+  /** The text of the served schema it applies over ('' for none): where it is recorded as done. */
+  over: string;
 }
 
 export interface SchemaPlan {
@@ -71,20 +75,36 @@ const APPLIED_KEY = 'collection.migration.';
 export const MIGRATION_BATCH = 10_000;
 const FAILURES_SHOWN = 10;
 
-/** A property without what only documents it: two schemas that differ only there are the same. */
-function rules(property: unknown): unknown {
-  if (!property || typeof property !== 'object' || Array.isArray(property)) return property;
+const ANNOTATIONS = new Set(['description', 'title', 'examples', 'example', 'renamedFrom', '$comment']);
+
+/**
+ * A schema without what only documents it, keys in order: two schemas that differ only there are
+ * the same. Annotation keywords go only where they are keywords (a property named `title` inside a
+ * `properties` map stays).
+ */
+function rules(schema: unknown, isMap = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => rules(s));
+  if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(property).sort()) {
-    if (key === 'description' || key === 'title' || key === 'examples' || key === 'example' || key === 'renamedFrom') continue;
-    out[key] = rules((property as Record<string, unknown>)[key]);
+  for (const key of Object.keys(schema).sort()) {
+    if (!isMap && ANNOTATIONS.has(key)) continue;
+    const mapOfSchemas = !isMap && (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions' || key === 'dependentSchemas');
+    out[key] = rules((schema as Record<string, unknown>)[key], mapOfSchemas);
   }
   return out;
+}
+
+/** A stable text of a value: keys in order (a step written with its keys in another order is the same step). */
+function stableText(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableText).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableText((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
 }
 
 function servedSchemaOf(model: CollectionModel): ServedSchema {
   return {
     properties: Object.fromEntries(Object.entries(model.properties).map(([f, p]) => [f, rules(p)])),
+    rest: rules(Object.fromEntries(Object.entries(model.schema).filter(([k]) => !['properties', 'required', 'additionalProperties', 'type'].includes(k)))),
     required: Array.isArray(model.schema.required) ? [...(model.schema.required as string[])].sort() : [],
     closed: model.schema.additionalProperties === false,
     parent: model.parent?.collection ?? null,
@@ -95,7 +115,13 @@ function servedSchemaOf(model: CollectionModel): ServedSchema {
   };
 }
 
-const stepId = (collection: string, step: MigrationStep) => `${APPLIED_KEY}${collection}.${createHash('sha256').update(JSON.stringify(step)).digest('hex').slice(0, 16)}`;
+/**
+ * Where a step is recorded as done: per collection, step and the schema it was applied over (the
+ * served schema's text), so that a step declared again over another schema (a field converted back
+ * and forth) runs again.
+ */
+const stepId = (collection: string, step: MigrationStep, servedText: string) =>
+  `${APPLIED_KEY}${collection}.${createHash('sha256').update(`${stableText(step)}\n${servedText}`).digest('hex').slice(0, 16)}`;
 
 export function describeStep(step: MigrationStep): string {
   if ('rename' in step) return `rename ${step.rename.from} to ${step.rename.to}`;
@@ -129,8 +155,13 @@ export function convertValue(value: unknown, to: ConvertTarget): unknown {
       if (typeof value === 'string' && /^(true|false|1|0)$/i.test(value.trim())) return /^(true|1)$/i.test(value.trim());
       return undefined;
     case 'date-time': {
-      if (typeof value !== 'string') return undefined;
-      const time = Date.parse(value);
+      // RFC 3339 only (Date.parse takes "foo 7" and rolls 2020-02-30 over into March).
+      const m = typeof value === 'string' ? /^(\d{4})-(\d\d)-(\d\d)(?:[Tt ](\d\d):(\d\d)(?::(\d\d)(?:\.\d+)?)?([Zz]|[+-]\d\d:\d\d))?$/.exec(value.trim()) : null;
+      if (!m || (m[4] !== undefined && m[7] === undefined)) return undefined;
+      const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+      if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined;
+      if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) return undefined;
+      const time = Date.parse(m[4] === undefined ? `${m[1]}-${m[2]}-${m[3]}T00:00:00Z` : (value as string).trim().replace(' ', 'T'));
       return Number.isFinite(time) ? new Date(time).toISOString() : undefined;
     }
   }
@@ -164,7 +195,9 @@ function applyStep(doc: Doc, step: MigrationStep, model: CollectionModel, fits: 
   if ('rename' in step) {
     const { from, to } = step.rename;
     if (!(from in doc)) return { changed: false };
-    if (!(to in doc)) doc[to] = doc[from];
+    // A record holding both names with different values: which one is meant is not ours to guess.
+    if (to in doc && JSON.stringify(doc[to]) !== JSON.stringify(doc[from])) return { changed: false, failed: { [from]: doc[from], [to]: doc[to] } };
+    doc[to] = doc[from];
     delete doc[from];
     return { changed: true };
   }
@@ -201,13 +234,13 @@ interface DocCheck {
 }
 
 /** The changes between the served schema and the model, each with the check that counts the records it strands. */
-function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv: Ajv, rows: number): { checks: DocCheck[]; notes: SchemaChange[] } {
+function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv: Ajv, rows: number, pending: MigrationStep[]): { checks: DocCheck[]; notes: SchemaChange[] } {
   const checks: DocCheck[] = [];
   const notes: SchemaChange[] = [];
   const collection = model.name;
   const note = (field: string | null, text: string, safe = true, acceptedByMigrate = false, fix: string | null = null) =>
     notes.push({ collection, field, safe, acceptedByMigrate, text, records: rows, fix });
-  const check = (field: string, text: string, fix: string, taken: string, breaks: (doc: Doc) => boolean, removedField?: string) =>
+  const check = (field: string | null, text: string, fix: string, taken: string, breaks: (doc: Doc) => boolean, removedField?: string) =>
     checks.push({ change: { collection, field, safe: false, acceptedByMigrate: false, text, fix }, taken, breaks, removedField });
 
   for (const field of Object.keys(old.properties)) {
@@ -221,15 +254,31 @@ function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv:
     if (!(field in old.properties)) {
       if (required)
         check(field, `${field} is new and required, and stored records have none`, `declare \`- {default: {field: ${field}, value: …}}\` under migrations, or make it optional`, `new required field ${field}; every stored record has it`, (doc) => !(field in doc));
-      else note(field, `new optional field ${field}`);
+      // Its values come from a rename, or from before (a field once declared, or allowed as extra):
+      // they must fit, unless they are renamed from a field with exactly these rules.
+      const from = pending.find((s) => 'rename' in s && s.rename.to === field) as { rename: { from: string } } | undefined;
+      const sameRules = from !== undefined && JSON.stringify(old.properties[from.rename.from]) === JSON.stringify(property);
+      if (!sameRules) {
+        const valid = ajv.compile(property as object);
+        check(
+          field,
+          `${field} is new, and stored values of it${from ? ` (renamed from ${from.rename.from})` : ''} do not fit its schema ${JSON.stringify(property)}`,
+          `declare \`- {convert: {field: ${field}, to: …, onError: fail|null|default}}\` under migrations`,
+          required ? '' : `new optional field ${field}`,
+          (doc) => doc[field] !== undefined && !valid(doc[field]),
+        );
+      } else if (!required) note(field, `new optional field ${field} (renamed from ${from.rename.from})`);
       continue;
     }
     if (JSON.stringify(old.properties[field]) !== JSON.stringify(property)) {
       const valid = ajv.compile(property as object);
+      const converted = pending.some((s) => 'convert' in s && s.convert.field === field);
       check(
         field,
         `${field} is now ${JSON.stringify(property)}, and stored values do not fit it`,
-        `declare \`- {convert: {field: ${field}, to: …, onError: fail|null|default}}\` under migrations`,
+        converted
+          ? 'the declared convert leaves them as they are: correct those records, or choose onError: default (or null)'
+          : `declare \`- {convert: {field: ${field}, to: …, onError: fail|null|default}}\` under migrations`,
         `${field} is now ${JSON.stringify(property)}; every stored value fits it`,
         (doc) => doc[field] !== undefined && !valid(doc[field]),
       );
@@ -237,12 +286,24 @@ function diff(model: CollectionModel, old: ServedSchema, now: ServedSchema, ajv:
     if (required && !old.required.includes(field))
       check(field, `${field} is now required, and stored records have none`, `declare \`- {default: {field: ${field}, value: …}}\` under migrations`, `${field} is now required; every stored record has it`, (doc) => !(field in doc));
   }
+  if (!old.closed && now.closed)
+    check(
+      null,
+      'fields the schema does not declare are no longer allowed, and stored records hold some',
+      'declare `renamedFrom` on their new names, or `- {drop: field}` under migrations',
+      'fields the schema does not declare are no longer allowed; no stored record holds any',
+      (doc) => Object.keys(doc).some((k) => !(k in now.properties)),
+    );
+  if (JSON.stringify(old.rest) !== JSON.stringify(now.rest)) {
+    const valid = model.validate;
+    check(null, "the schema's rules about the whole record changed, and stored records break them", 'declare the migrations that make them fit (rename, convert, default, drop)', "the schema's rules about the whole record changed; every stored record fits them", (doc) => !valid(doc));
+  }
   if (old.parent !== now.parent) {
     if (rows > 0) note(null, `its parent changed from ${old.parent ?? 'none'} to ${now.parent ?? 'none'}: the stored records belong to records of ${old.parent ?? 'no collection'}`, false, false, 'keep the parent; a collection under another name starts empty');
     else note(null, `parent is now ${now.parent ?? 'none'}`);
   }
   if (old.access !== now.access) {
-    if (rows > 0) note(null, `access changed from ${old.access} to ${now.access}: who may read its stored records changes`, false, true, 'run `gatehouse migrate` to accept it');
+    if (rows > 0) note(null, `access changed from ${old.access} to ${now.access}: who may read its stored records (and their past events) changes`, false, true, 'run `gatehouse migrate --accept-access-change` to accept it');
     else note(null, `access is now ${now.access}`);
   }
   const added = (list: 'filters' | 'sort' | 'search', words: string) => {
@@ -272,8 +333,32 @@ function baseline(model: CollectionModel, now: ServedSchema, ajv: Ajv): { checks
     if (now.required.includes(field))
       check(field, `${field} is required, and stored records have none`, `declare \`- {default: {field: ${field}, value: …}}\` under migrations`, (doc) => !(field in doc));
   }
-  if (now.closed)
-    check(null, 'stored records hold fields the schema does not declare', 'declare `renamedFrom` on their new names, or `- {drop: field}` under migrations', (doc) => Object.keys(doc).some((k) => !(k in now.properties)));
+  if (now.closed) {
+    const undeclared = new Set<string>();
+    checks.push({
+      change: {
+        collection,
+        field: null,
+        safe: false,
+        acceptedByMigrate: false,
+        // Read after the scan: it names the fields found.
+        get text() {
+          return `stored records hold fields the schema does not declare (${[...undeclared].slice(0, 5).join(', ')}${undeclared.size > 5 ? ', …' : ''})`;
+        },
+        fix: 'declare `renamedFrom` on their new names, or `- {drop: field}` under migrations',
+      },
+      taken,
+      breaks: (doc) => {
+        let found = false;
+        for (const k of Object.keys(doc))
+          if (!(k in now.properties)) {
+            undeclared.add(k);
+            found = true;
+          }
+        return found;
+      },
+    });
+  }
   return { checks, notes: [] };
 }
 
@@ -291,17 +376,18 @@ export async function planSchemaChanges(store: Store, collections: CollectionReg
   for (const model of collections.values()) {
     const oldText = served.get(SCHEMA_KEY + model.name);
     const now = servedSchemaOf(model);
-    const pending = model.migrations.filter((step) => !applied.has(stepId(model.name, step)));
+    const over = oldText ?? '';
+    const pending = model.migrations.filter((step) => !applied.has(stepId(model.name, step, over)));
     if (oldText === JSON.stringify(now) && pending.length === 0) continue;
     const rows = (await collectionTableExists(store, model)) ? await countRecordRows(store, model) : 0;
     const old = oldText ? (JSON.parse(oldText) as ServedSchema) : null;
     if (!old) plan.changes.push({ collection: model.name, field: null, safe: true, acceptedByMigrate: false, text: rows ? `schema recorded (${rows} records)` : 'new collection', records: rows, fix: null });
-    const { checks, notes } = old ? diff(model, old, now, ajv, rows) : rows > 0 ? baseline(model, now, ajv) : { checks: [], notes: [] };
+    const { checks, notes } = old ? diff(model, old, now, ajv, rows, pending) : rows > 0 ? baseline(model, now, ajv) : { checks: [], notes: [] };
     plan.changes.push(...notes);
     const met = (c: DocCheck) =>
       c.removedField !== undefined && pending.some((s) => ('rename' in s && s.rename.from === c.removedField) || ('drop' in s && s.drop === c.removedField));
     const read = count || checks.some((c) => !met(c)) || pending.some((s) => 'convert' in s);
-    const steps: StepPlan[] = pending.map((step) => ({ collection: model.name, step, description: describeStep(step), records: rows > 0 && !read ? null : 0, failures: [], failed: 0 }));
+    const steps: StepPlan[] = pending.map((step) => ({ collection: model.name, step, description: describeStep(step), records: rows > 0 && !read ? null : 0, failures: [], failed: 0, over }));
     const broken = checks.map(() => 0);
     const fits = fieldChecker(ajv, model);
     if (rows > 0 && read && (checks.length || steps.length)) {
@@ -364,14 +450,23 @@ export async function adoptSchema(store: Store, collections: CollectionRegistry)
 
 async function recordSchemas(store: Store, collections: CollectionRegistry, plan: SchemaPlan): Promise<void> {
   const touched = new Set([...plan.changes.map((c) => c.collection), ...plan.steps.map((s) => s.collection)]);
-  for (const name of touched) await writeSetting(store, SCHEMA_KEY + name, JSON.stringify(servedSchemaOf(collections.get(name)!)));
+  for (const name of touched) {
+    const model = collections.get(name)!;
+    const text = JSON.stringify(servedSchemaOf(model));
+    await write(store, async (tx) => {
+      await writeSettingIn(tx, SCHEMA_KEY + name, text);
+      // The steps declared with this schema are met by it: the next start has nothing to do for them.
+      for (const step of model.migrations) await writeSettingIn(tx, stepId(name, step, text), JSON.stringify({ step, carried: true }));
+    });
+  }
 }
 
 async function recordStep(store: Store, model: CollectionModel, s: StepPlan, records: number): Promise<void> {
   await write(store, async (tx) => {
-    await writeSettingIn(tx, stepId(model.name, s.step), JSON.stringify({ step: s.step, applied_at: new Date().toISOString(), records }));
+    await writeSettingIn(tx, stepId(model.name, s.step, s.over), JSON.stringify({ step: s.step, applied_at: new Date().toISOString(), records }));
     // One event per applied step, not one per record: a million `record.updated` would flood every feed and webhook.
-    if (records > 0) tx.emit({ type: 'collection.migrated', collection: model.name, record_id: null, owner: null, actor: null, data: JSON.stringify({ migration: s.step, description: s.description, records }) });
+    // Without the count: in an `owner` collection it would tell each reader how many records all owners have.
+    if (records > 0) tx.emit({ type: 'collection.migrated', collection: model.name, record_id: null, owner: null, actor: null, data: JSON.stringify({ migration: s.step, description: s.description }) });
   });
 }
 
@@ -388,10 +483,13 @@ export interface Progress {
  * new type is then filled from documents that already have their new shape.
  * Refuses, changing nothing, while a change is not covered by a migration or a value does not convert.
  */
-/** Throws MigrationRefused while a change is not covered by a migration or a value does not convert. */
-export function assertPlanApplies(plan: SchemaPlan): void {
-  const blocking = refusedChanges({ changes: plan.changes.filter((c) => !c.acceptedByMigrate), steps: [] });
-  const failing = plan.steps.filter((s) => s.failed > 0).map((s) => `${s.collection}: "${s.description}": ${s.failed} record${s.failed === 1 ? '' : 's'} whose value does not convert: ${s.failures.map((f) => `${f.id} (${JSON.stringify(f.value)})`).join(', ')}${s.failed > s.failures.length ? ', …' : ''}; fix: correct them, or choose onError: null or default`);
+/**
+ * Throws MigrationRefused while a change is not covered by a migration, a step cannot apply to a
+ * record, or (without `acceptAccess`) a collection's access changes.
+ */
+export function assertPlanApplies(plan: SchemaPlan, acceptAccess = false): void {
+  const blocking = refusedChanges({ changes: plan.changes.filter((c) => !(c.acceptedByMigrate && acceptAccess)), steps: [] });
+  const failing = plan.steps.filter((s) => s.failed > 0).map((s) => `${s.collection}: "${s.description}": ${s.failed} record${s.failed === 1 ? '' : 's'} the step cannot apply to (a value that does not convert, or both names with different values): ${s.failures.map((f) => `${f.id} (${JSON.stringify(f.value)})`).join(', ')}${s.failed > s.failures.length ? ', …' : ''}; fix: correct them, or choose onError: null or default`);
   if (blocking.length || failing.length) throw new MigrationRefused([...blocking, ...failing]);
 }
 
@@ -402,7 +500,7 @@ export async function applySchemaPlan(
   progress: (p: Progress) => void = () => undefined,
   batchSize = MIGRATION_BATCH,
 ): Promise<{ records: number }> {
-  assertPlanApplies(plan);
+  // The caller has checked the plan (assertPlanApplies) before anything was changed.
   let records = 0;
   for (const model of collections.values()) {
     const steps = plan.steps.filter((s) => s.collection === model.name);
@@ -418,25 +516,42 @@ export async function applySchemaPlan(
       let last = '';
       let done = 0;
       const now = new Date().toISOString();
-      for (;;) {
-        const batch = await readDocBatch(store, model, last, batchSize);
-        if (batch.length === 0) break;
-        const rewritten: RewrittenRow[] = [];
-        for (const row of batch) {
-          const doc = JSON.parse(row.doc) as Doc;
-          let changed = false;
-          steps.forEach((s, i) => {
-            const result = applyStep(doc, s.step, model, fits);
-            if (result.failed !== undefined) throw new MigrationRefused([`${model.name}: "${s.description}": record ${row.id} holds ${JSON.stringify(result.failed)}, which does not convert (written since the plan); the records before it are migrated: correct it and run \`gatehouse migrate\` again`]);
-            if (result.changed) (changed = true), changedBy[i]++;
-          });
-          if (changed) rewritten.push({ id: row.id, doc: JSON.stringify(doc), columns: mirrorColumnsOf(model, doc) });
+      let retries = 0;
+      // A migration that stops part way leaves the search index built again, so that `q=` keeps working.
+      try {
+        for (;;) {
+          const batch = await readDocBatch(store, model, last, batchSize);
+          if (batch.length === 0) break;
+          const rewritten: RewrittenRow[] = [];
+          const batchChanged = steps.map(() => 0);
+          for (const row of batch) {
+            const doc = JSON.parse(row.doc) as Doc;
+            let changed = false;
+            steps.forEach((s, i) => {
+              const result = applyStep(doc, s.step, model, fits);
+              if (result.failed !== undefined) throw new MigrationRefused([`${model.name}: "${s.description}": record ${row.id} holds ${JSON.stringify(result.failed)}, which the step cannot apply to (written since the plan); the records before it are migrated: correct it and run \`gatehouse migrate\` again`]);
+              if (result.changed) (changed = true), batchChanged[i]++;
+            });
+            if (changed) rewritten.push({ id: row.id, version: Number(row.version), doc: JSON.stringify(doc), columns: mirrorColumnsOf(model, doc) });
+          }
+          if (rewritten.length) {
+            try {
+              await write(store, (tx) => rewriteRecordRows(tx, model, rewritten, now, mirrors));
+            } catch (e) {
+              // A record of the batch was written meanwhile: nothing of the batch was written; read it again.
+              if (!(e instanceof RowsChanged) || ++retries > 100) throw e;
+              continue;
+            }
+          }
+          batchChanged.forEach((n, i) => (changedBy[i] += n));
+          records += rewritten.length;
+          done += batch.length;
+          last = batch[batch.length - 1].id;
+          progress({ collection: model.name, done, total: Math.max(total, done) });
         }
-        if (rewritten.length) await write(store, (tx) => rewriteRecordRows(tx, model, rewritten, now, mirrors));
-        records += rewritten.length;
-        done += batch.length;
-        last = batch[batch.length - 1].id;
-        progress({ collection: model.name, done, total: Math.max(total, done) });
+      } catch (e) {
+        await restoreSearchIndex(store, model).catch(() => undefined);
+        throw e;
       }
       for (const [i, s] of steps.entries()) {
         s.records = changedBy[i];
@@ -454,7 +569,8 @@ export async function applySchemaPlan(
 export async function appliedMigrations(store: Store): Promise<{ collection: string; migration: MigrationStep; applied_at: string; records: number }[]> {
   const rows = await readSettingsStartingWith(store, APPLIED_KEY);
   return [...rows]
-    .map(([key, value]) => ({ collection: key.slice(APPLIED_KEY.length).replace(/\.[0-9a-f]{16}$/, ''), ...(JSON.parse(value) as { step: MigrationStep; applied_at: string; records: number }) }))
+    .map(([key, value]) => ({ collection: key.slice(APPLIED_KEY.length).replace(/\.[0-9a-f]{16}$/, ''), ...(JSON.parse(value) as { step: MigrationStep; applied_at: string; records: number; carried?: boolean }) }))
+    .filter((m) => !m.carried)
     .map(({ collection, step, applied_at, records }) => ({ collection, migration: step, applied_at, records }))
     .sort((a, b) => a.applied_at.localeCompare(b.applied_at));
 }

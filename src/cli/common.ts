@@ -30,7 +30,7 @@ export function configFrom(opts: CommonOptions & { port?: number; host?: string;
  */
 export async function withContext<T>(opts: CommonOptions, fn: (ctx: AppContext) => Promise<T>): Promise<T> {
   const config = configFrom(opts);
-  const ctx = await openContext(config, { existing: true });
+  const ctx = await openContext(config, { existing: true, resourceTables: false });
   if (process.stderr.isTTY) process.stderr.write(`gatehouse: database ${describeDatabase(config.storage.database)}\n`);
   try {
     return await fn(ctx);
@@ -69,7 +69,7 @@ export function reportAndExit(err: unknown): never {
     process.exit(2);
   }
   if (err instanceof SchemaChangesRefused) {
-    process.stderr.write(`gatehouse: ${err.message}\nNothing was changed. Declare the migrations (docs/configuration.md, Changing the schema), then run \`gatehouse migrate --dry-run\` and \`gatehouse migrate\`.\n`);
+    process.stderr.write(`gatehouse: ${err.message}\nNo record and no collection table was changed. Declare the migrations (docs/configuration.md, Changing the schema), then run \`gatehouse migrate --dry-run\` and \`gatehouse migrate\`.\n`);
     process.exit(2);
   }
   if (err instanceof MigrationRefused) {

@@ -5,6 +5,9 @@ import { NoDatabase } from '../platform/store/store.js';
 import { MIGRATION_BATCH, applySchemaPlan, assertPlanApplies, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
 import { buildCollections } from '../contract/collections.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
+import { MigrationRefused } from '../api/schema-refusals.js';
+import { sqliteFileOf } from '../platform/store/backup.js';
+import { serversOf } from '../platform/store/serving.js';
 
 /** The plan as `migrate` prints it: the schema changes and the declared steps with their counts. */
 function planJson(plan: SchemaPlan) {
@@ -37,8 +40,9 @@ export function migrateCommand(program: Command): void {
   withCommonOptions(program.command('migrate'))
     .description("bring the database up to date with this version and the config's collections; apply the declared schema migrations")
     .option('--dry-run', 'print the plan (changes, migrations, record counts, values that do not convert) and change nothing')
+    .option('--accept-access-change', "take a collection's changed access (owner ↔ shared): who may read its stored records changes")
     .option('--batch <n>', `records rewritten per transaction (default ${MIGRATION_BATCH})`, parseBatch, MIGRATION_BATCH)
-    .action(async (opts: CommonOptions & { dryRun?: boolean; batch: number }) => {
+    .action(async (opts: CommonOptions & { dryRun?: boolean; batch: number; acceptAccessChange?: boolean }) => {
       const config = configFrom(opts);
       const collections = buildCollections(config.collections);
       const store = await openStore(config.storage.database, { pgPool: config.load.pgPool, existing: opts.dryRun });
@@ -47,10 +51,10 @@ export function migrateCommand(program: Command): void {
           if (!(await isGatehouseDatabase(store))) throw new NoDatabase(describeDatabase(config.storage.database));
           const plan = await planSchemaChanges(store, collections);
           console.log(JSON.stringify({ dry_run: true, ...planJson(plan) }, null, 2));
-          const refused = refusedChanges({ changes: plan.changes.filter((c) => !c.acceptedByMigrate), steps: [] });
+          const refused = refusedChanges({ changes: plan.changes.filter((c) => !(c.acceptedByMigrate && opts.acceptAccessChange)), steps: [] });
           const failing = plan.steps.filter((s) => s.failed > 0);
           if (refused.length || failing.length) {
-            process.stderr.write(`gatehouse: \`gatehouse migrate\` would refuse:\n${[...refused, ...failing.map((s) => `${s.collection}: "${s.description}": ${s.failed} record(s) whose value does not convert`)].map((l) => `  ${l}\n`).join('')}`);
+            process.stderr.write(`gatehouse: \`gatehouse migrate\` would refuse:\n${[...refused, ...failing.map((s) => `${s.collection}: "${s.description}": ${s.failed} record(s) the step cannot apply to`)].map((l) => `  ${l}\n`).join('')}`);
             process.exitCode = 2;
           }
           return;
@@ -59,7 +63,14 @@ export function migrateCommand(program: Command): void {
           const applied = await migrateCore(store);
           // Refused before any table changes: a refused migration leaves the database as it was.
           const plan = await planSchemaChanges(store, collections, { count: false });
-          assertPlanApplies(plan);
+          assertPlanApplies(plan, opts.acceptAccessChange);
+          // On SQLite a running server would keep writing the old shape behind the scan: not while one serves.
+          const file = sqliteFileOf(config.storage.database);
+          const serving = file && plan.steps.some((s) => s.records !== 0) ? serversOf(file) : [];
+          if (serving.length)
+            throw new MigrationRefused([
+              `gatehouse serve is running on this database (${serving.map((p) => `pid ${p.pid} on ${p.host}`).join(', ')}): stop it, run \`gatehouse migrate\`, then start it with the new config`,
+            ]);
           const { records } = await applySchemaPlan(store, collections, plan, progressReporter(), opts.batch);
           const report = await syncResourceTables(store, collections);
           return { applied, report, plan, records };

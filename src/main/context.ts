@@ -20,6 +20,12 @@ export interface OpenOptions {
    * here; any other change throws SchemaChangesRefused.
    */
   adoptSchema?: string[];
+  /**
+   * Bring the collections' tables in line with the config (default true). Off for what never
+   * reads records (the CLI's commands but serve and migrate, `serve --role auth`): a config
+   * changed ahead of `gatehouse migrate` must not rebuild a column from documents not yet migrated.
+   */
+  resourceTables?: boolean;
 }
 
 /** Opens the stores and brings the database up to date: what every command needs. */
@@ -31,7 +37,7 @@ export async function openContext(config: Config, options: OpenOptions = {}): Pr
     await store.withMigrationLock(async () => {
       await migrateCore(store);
       if (options.adoptSchema) options.adoptSchema.push(...(await adoptSchema(store, collections)));
-      await syncResourceTables(store, collections);
+      if (options.resourceTables !== false) await syncResourceTables(store, collections);
     });
     // Loaded only when configured: a single-instance deployment never pays for the client's code.
     const redis = config.storage.redis

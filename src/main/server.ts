@@ -58,7 +58,7 @@ function freePort(host: string): Promise<number> {
 async function start(config: Config, out: Out, heapGrowth: number | null): Promise<RunningServer> {
   // The collections' stored records against the config: safe changes are taken, the rest stop the start (exit 2).
   const schemaLines: string[] = [];
-  const ctx = await openContext(config, config.servesResources ? { adoptSchema: schemaLines } : {});
+  const ctx = await openContext(config, config.servesResources ? { adoptSchema: schemaLines } : { resourceTables: false });
   let app: FastifyInstance | null = null;
   let metrics: ServerMetrics | null = null;
   let cert: Certificate;

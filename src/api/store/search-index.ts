@@ -46,3 +46,9 @@ export async function dropSearchIndex(store: Store, model: CollectionModel): Pro
   await writeSetting(store, marker, '');
   await searchIndexOf(store).build(store, { ...model, search: [] }, '', have);
 }
+
+/** Builds a collection's search index again if it is not as the config wants it (after a migration that stopped). */
+export async function restoreSearchIndex(store: Store, model: CollectionModel): Promise<void> {
+  const checks = new Map<string, Promise<boolean>>();
+  await syncSearch(store, model, (key, check) => checks.get(key) ?? (checks.set(key, check()), checks.get(key)!));
+}

@@ -87,6 +87,8 @@ test('migrations: each step names fields as the schema now declares them; a wron
   refused({ ...name, town: { type: 'string', renamedFrom: 'city' } }, [{ rename: { from: 'city', to: 'name' } }], 'collections.zoos.migrations[0].rename.from', /"city" is renamed twice/);
   refused(name, [{ convert: { field: 'name', to: 'text' } }], 'collections.zoos.migrations[0].convert.to', /must be/);
   refused(name, [{ convert: { field: 'name', to: 'string', onError: 'default' } }], 'collections.zoos.migrations[0].convert.onError', /declares none/);
+  refused(name, [{ convert: { field: 'name', to: 'string', onError: 'null' } }], 'collections.zoos.migrations[0].convert.onError', /may not \(declare its type as \[T, "null"\]/);
+  zoos({ name: { type: ['string', 'null'] } }, [{ convert: { field: 'name', to: 'string', onError: 'null' } }]);
   refused(name, [{ default: { field: 'name', value: 5 } }], 'collections.zoos.migrations[0].default.value', /is not a valid "name"/);
   refused(name, [{ drop: 'name' }], 'collections.zoos.migrations[0].drop', /still a property/);
   refused(name, [{ rename: { from: 'a', to: 'name' }, drop: 'b' }], 'collections.zoos.migrations[0]', /must be one of \{rename/);

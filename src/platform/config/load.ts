@@ -242,6 +242,14 @@ function checkMigrations(c: CollectionConfig, at: string, file: string): void {
       const p = declared(step.convert.field, 'convert.field');
       if (step.convert.onError === 'default' && p.default === undefined)
         throw new ConfigError(file, `${where}.convert.onError`, `"default" takes the field's schema default, and "${step.convert.field}" declares none`);
+      if (step.convert.onError === 'null') {
+        const check = schemaChecker.compile(p);
+        try {
+          if (!check(null)) throw new ConfigError(file, `${where}.convert.onError`, `"null" needs a field that may be null, and "${step.convert.field}" may not (declare its type as [T, "null"], or use default)`);
+        } finally {
+          schemaChecker.removeSchema(p);
+        }
+      }
     } else if ('default' in step) {
       const p = declared(step.default.field, 'default.field');
       const check = schemaChecker.compile(p);
