@@ -25,10 +25,29 @@ export interface SyncReport {
 /** The setting that keeps the type each mirror column was made for. */
 const COLUMN_KINDS = 'collection.columns.';
 
-async function existingColumns(store: Store, table: string): Promise<Set<string> | null> {
+/** The table's columns and their data types as the database names them, or null when there is no table. */
+async function existingColumns(store: Store, table: string): Promise<Map<string, string> | null> {
   const tables = await sqlOf(store).introspection.getTables();
   const found = tables.find((t) => t.name === table);
-  return found ? new Set(found.columns.map((c) => c.name)) : null;
+  return found ? new Map(found.columns.map((c) => [c.name, c.dataType.toLowerCase()])) : null;
+}
+
+/** The data types (SQLite's declared type, PostgreSQL's type name) a mirror column of each kind has. */
+const DATA_TYPES: Record<string, readonly string[]> = {
+  text: ['text'],
+  integer: ['integer', 'int8', 'bigint'],
+  real: ['real', 'float8', 'double precision'],
+  boolean: ['integer', 'int4'],
+};
+
+/**
+ * The kind a mirror column was made for: as recorded, or, for a column made before kinds were
+ * recorded, what its data type says (a type that fits no kind counts as another kind).
+ */
+function kindOf(column: string, kinds: Record<string, string>, dataType: string | undefined, want: string): string | undefined {
+  if (kinds[column] !== undefined) return kinds[column];
+  if (dataType === undefined) return undefined;
+  return DATA_TYPES[want]?.includes(dataType) ? want : dataType;
 }
 
 /**
@@ -40,7 +59,7 @@ export async function mirrorColumnsInPlace(store: Store, model: CollectionModel)
   if (!columns) return [];
   const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
   const kinds = kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {};
-  return model.columns.filter((c) => columns.has(c.column) && (kinds[c.column] === undefined || kinds[c.column] === c.kind)).map((c) => c.column);
+  return model.columns.filter((c) => columns.has(c.column) && kindOf(c.column, kinds, columns.get(c.column), c.kind) === c.kind).map((c) => c.column);
 }
 
 /** Whether the collection's table exists yet (a dry run looks before anything is created). */
@@ -93,7 +112,7 @@ export async function syncCollectionTables(store: Store, collections: Collection
       const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
       const kinds = kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {};
       for (const c of model.columns) {
-        if (!columns.has(c.column) || kinds[c.column] === undefined || kinds[c.column] === c.kind) continue;
+        if (!columns.has(c.column) || kindOf(c.column, kinds, columns.get(c.column), c.kind) === c.kind) continue;
         await store.dropColumn(model.table, c.column);
         columns.delete(c.column);
         report.columnsRebuilt.push(`${model.name}.${c.field}`);
