@@ -172,6 +172,9 @@ for (const engine of engines) {
       const again = cli('migrate');
       assert.equal(again.status, 0, again.stderr);
       assert.equal(JSON.parse(again.stdout).records_migrated, 0);
+      const history = JSON.parse(again.stdout).schema_migrations_applied;
+      assert.deepEqual(history.map((h: Json) => [h.collection, h.migration, h.records]), [['zoos', { rename: { from: 'city', to: 'town' } }, 3]], 'recorded once, with its count');
+      assert.ok(Date.parse(history[0].applied_at) > Date.now() - 600_000, 'and its time');
     });
 
     test('convert: values that do not convert are listed and, with onError: fail, nothing changes; onError: default takes the schema default', async () => {

@@ -9,7 +9,7 @@ import { purgeNonces } from './store/nonces.js';
 // the config (start-up, `gatehouse migrate`), and delete what can no longer matter (the sweeper).
 
 export type { SyncReport } from './store/collection-tables.js';
-export { MIGRATION_BATCH, adoptSchema, applySchemaPlan, assertPlanApplies, appliedMigrations, planSchemaChanges, refusedChanges, MigrationRefused, SchemaChangesRefused } from './schema-evolution.js';
+export { MIGRATION_BATCH, adoptSchema, applySchemaPlan, assertPlanApplies, appliedMigrations, planSchemaChanges, MigrationRefused, SchemaChangesRefused } from './schema-evolution.js';
 export type { SchemaPlan, Progress } from './schema-evolution.js';
 
 export function syncResourceTables(store: Store, collections: CollectionRegistry): Promise<SyncReport> {

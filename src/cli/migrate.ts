@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { describeDatabase, openStore } from '../platform/store/open-store.js';
 import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.js';
 import { NoDatabase } from '../platform/store/store.js';
-import { MIGRATION_BATCH, applySchemaPlan, assertPlanApplies, planSchemaChanges, refusedChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
+import { MIGRATION_BATCH, appliedMigrations, applySchemaPlan, assertPlanApplies, planSchemaChanges, syncResourceTables, type Progress, type SchemaPlan } from '../api/lifecycle.js';
 import { buildCollections } from '../contract/collections.js';
 import { configFrom, withCommonOptions, type CommonOptions } from './common.js';
 import { MigrationRefused } from '../api/schema-refusals.js';
@@ -50,11 +50,12 @@ export function migrateCommand(program: Command): void {
         if (opts.dryRun) {
           if (!(await isGatehouseDatabase(store))) throw new NoDatabase(describeDatabase(config.storage.database));
           const plan = await planSchemaChanges(store, collections);
-          console.log(JSON.stringify({ dry_run: true, ...planJson(plan) }, null, 2));
-          const refused = refusedChanges({ changes: plan.changes.filter((c) => !(c.acceptedByMigrate && opts.acceptAccessChange)), steps: [] });
-          const failing = plan.steps.filter((s) => s.failed > 0);
-          if (refused.length || failing.length) {
-            process.stderr.write(`gatehouse: \`gatehouse migrate\` would refuse:\n${[...refused, ...failing.map((s) => `${s.collection}: "${s.description}": ${s.failed} record(s) the step cannot apply to`)].map((l) => `  ${l}\n`).join('')}`);
+          console.log(JSON.stringify({ dry_run: true, ...planJson(plan), schema_migrations_applied: await appliedMigrations(store) }, null, 2));
+          try {
+            assertPlanApplies(plan, opts.acceptAccessChange);
+          } catch (e) {
+            if (!(e instanceof MigrationRefused)) throw e;
+            process.stderr.write(`gatehouse: \`gatehouse migrate\` would refuse:\n${e.lines.map((l) => `  ${l}\n`).join('')}`);
             process.exitCode = 2;
           }
           return;
@@ -73,9 +74,9 @@ export function migrateCommand(program: Command): void {
             ]);
           const { records } = await applySchemaPlan(store, collections, plan, progressReporter(), opts.batch);
           const report = await syncResourceTables(store, collections);
-          return { applied, report, plan, records };
+          return { applied, report, plan, records, history: await appliedMigrations(store) };
         });
-        const { applied, report, plan, records } = result;
+        const { applied, report, plan, records, history } = result;
         console.log(
           JSON.stringify(
             {
@@ -86,6 +87,7 @@ export function migrateCommand(program: Command): void {
               search_indexed: report.searchIndexed,
               ...planJson(plan),
               records_migrated: records,
+              schema_migrations_applied: history,
             },
             null,
             2,
