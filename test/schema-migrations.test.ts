@@ -291,15 +291,15 @@ for (const engine of engines) {
     });
 
     test('a migration killed part way (SIGKILL) resumes where it stopped: every record renamed once, none lost', async () => {
-      // 12,000 records of a fresh collection, through the API's bulk jobs.
+      // 6,000 records of a fresh collection, through the API's bulk jobs.
       const plain = structuredClone(current);
       plain.collections.bulk = { access: 'shared', schema: { type: 'object', properties: { label: { type: 'string' }, n: { type: 'integer' } } }, filters: ['label'], sort: ['n'], search: [] };
-      const total = 12_000;
+      const total = 6_000;
       {
         await serve(plain);
         const a = asBearer(server!, await clientToken(server!, 'evolve', `${ALL_SCOPES} bulk:read bulk:write`));
-        for (let i = 0; i < total; i += 6_000) {
-          const items = Array.from({ length: 6_000 }, (_, j) => ({ label: `item ${i + j}`, n: i + j }));
+        for (let i = 0; i < total; i += 3_000) {
+          const items = Array.from({ length: 3_000 }, (_, j) => ({ label: `item ${i + j}`, n: i + j }));
           const r = await a.json('POST', '/v1/bulk', items);
           assert.equal(r.status, 202, r.text);
           const job = r.headers.get('location')!.replace(server!.url, '');
@@ -313,8 +313,8 @@ for (const engine of engines) {
       renamedBulk.collections.bulk.filters = ['title'];
       use(renamedBulk);
       const migrated = engine.pg ? pgCounter(database!) : sqliteCounter(`${dir}/gatehouse.db`);
-      // Batches of 1,000: twelve commits, so that the kill lands between two of them.
-      const child = spawn(process.execPath, [CLI, 'migrate', '--batch', '1000', '--config', `${dir}/gatehouse.json`, '--data-dir', dir], { cwd: ROOT, stdio: 'ignore' });
+      // Batches of 500: twelve commits, so that the kill lands between two of them.
+      const child = spawn(process.execPath, [CLI, 'migrate', '--batch', '500', '--config', `${dir}/gatehouse.json`, '--data-dir', dir], { cwd: ROOT, stdio: 'ignore' });
       const exited = new Promise((resolve) => child.once('exit', resolve));
       const partWay = await until('some records migrated', async () => {
         const n = await migrated();
@@ -326,11 +326,11 @@ for (const engine of engines) {
       assert.ok(partWay > 0 && afterKill < total, `killed part way (${afterKill} of ${total} renamed)`);
 
       // Resumed on a terminal (script(1)): the progress line is rewritten in place after each batch, then the result.
-      const command = [process.execPath, CLI, 'migrate', '--batch', '1000', '--config', `${dir}/gatehouse.json`, '--data-dir', dir].map((a) => `'${a}'`).join(' ');
+      const command = [process.execPath, CLI, 'migrate', '--batch', '500', '--config', `${dir}/gatehouse.json`, '--data-dir', dir].map((a) => `'${a}'`).join(' ');
       const resumed = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' }, timeout: 120_000 });
       assert.equal(resumed.status, 0, resumed.stdout);
-      assert.match(resumed.stdout, /\rmigrating bulk: 1000 of 12000 records \(8%\)/);
-      assert.match(resumed.stdout, /\rmigrating bulk: 12000 of 12000 records \(100%\)/);
+      assert.match(resumed.stdout, /\rmigrating bulk: 500 of 6000 records \(8%\)/);
+      assert.match(resumed.stdout, /\rmigrating bulk: 6000 of 6000 records \(100%\)/);
       const result = JSON.parse(resumed.stdout.slice(resumed.stdout.indexOf('{')));
       assert.equal(result.records_migrated, total - afterKill, 'the resumed run changes only what the first did not');
       assert.equal(await migrated(), total);
