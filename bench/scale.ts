@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fetch } from 'undici';
-import { bulkLoad, startGatehouse, type Gatehouse } from './lib/gatehouse.js';
+import { bulkLoad, freshPgDatabase, startGatehouse, type Gatehouse } from './lib/gatehouse.js';
 import { cpuSeconds, measure, type LoadSettings, type Sample } from './lib/load.js';
 import { fmtInt, fmtMs, fmtRatio, median } from './lib/report.js';
 import { listPlans, type QueryPlan } from './lib/plans.js';
@@ -31,21 +31,6 @@ async function deepCursor(g: Gatehouse, depth: number): Promise<string> {
     target = next[1].slice(g.server.url.length);
   }
   return target;
-}
-
-/** BENCH_SCALE_ENGINE=postgres: a fresh database per server on BENCH_PG_URL's server. */
-async function freshPgDatabase(name: string): Promise<string> {
-  const admin = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  const client = new pg.Client({ connectionString: admin.href });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  admin.pathname = `/${name}`;
-  return admin.href;
 }
 
 export async function scaleBench(work: string, large: number, settings: LoadSettings, rounds: number, log: (line?: string) => void, resultsDir: string): Promise<void> {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import Database from 'better-sqlite3';
 import { Agent, fetch } from 'undici';
+import pg from 'pg';
 import { spawnServer, type ServerProcess } from './processes.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -379,4 +380,22 @@ export async function bulkLoad(
     loaderCpuSeconds: (loader.user + loader.system) / 1e6,
     unavailable,
   };
+}
+
+/**
+ * A fresh PostgreSQL database on BENCH_PG_URL's server (default the machine's), dropped first if
+ * a run before left one of that name: its URL. BENCH_SCALE_ENGINE=postgres, BENCH_MIGRATE_PG=1.
+ */
+export async function freshPgDatabase(name: string): Promise<string> {
+  const admin = new URL(process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const client = new pg.Client({ connectionString: admin.href });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${name} with (force)`);
+    await client.query(`create database ${name}`);
+  } finally {
+    await client.end();
+  }
+  admin.pathname = `/${name}`;
+  return admin.href;
 }

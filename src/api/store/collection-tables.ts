@@ -32,6 +32,12 @@ async function existingColumns(store: Store, table: string): Promise<Map<string,
   return found ? new Map(found.columns.map((c) => [c.name, c.dataType.toLowerCase()])) : null;
 }
 
+/** The kind each mirror column of the collection was made for, as recorded (and the setting's text). */
+async function recordedKinds(store: Store, model: CollectionModel): Promise<{ text: string | null; kinds: Record<string, string> }> {
+  const text = await readSetting(store, COLUMN_KINDS + model.name);
+  return { text, kinds: text ? (JSON.parse(text) as Record<string, string>) : {} };
+}
+
 /** The data types (SQLite's declared type, PostgreSQL's type name) a mirror column of each kind has. */
 const DATA_TYPES: Record<string, readonly string[]> = {
   text: ['text'],
@@ -57,8 +63,7 @@ function kindOf(column: string, kinds: Record<string, string>, dataType: string 
 export async function mirrorColumnsInPlace(store: Store, model: CollectionModel): Promise<string[]> {
   const columns = await existingColumns(store, model.table);
   if (!columns) return [];
-  const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
-  const kinds = kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {};
+  const { kinds } = await recordedKinds(store, model);
   return model.columns.filter((c) => columns.has(c.column) && kindOf(c.column, kinds, columns.get(c.column), c.kind) === c.kind).map((c) => c.column);
 }
 
@@ -93,6 +98,7 @@ export async function syncCollectionTables(store: Store, collections: Collection
   const once = (key: string, check: () => Promise<boolean>) => checks.get(key) ?? (checks.set(key, check()), checks.get(key)!);
   for (const model of collections.values()) {
     const columns = await existingColumns(store, model.table);
+    const recorded = await recordedKinds(store, model);
     if (!columns) {
       let create = db.schema
         .createTable(model.table)
@@ -109,10 +115,8 @@ export async function syncCollectionTables(store: Store, collections: Collection
       report.created.push(model.name);
     } else {
       // A mirror column made for another type of its field (the field was converted) is made again.
-      const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
-      const kinds = kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {};
       for (const c of model.columns) {
-        if (!columns.has(c.column) || kindOf(c.column, kinds, columns.get(c.column), c.kind) === c.kind) continue;
+        if (!columns.has(c.column) || kindOf(c.column, recorded.kinds, columns.get(c.column), c.kind) === c.kind) continue;
         await store.dropColumn(model.table, c.column);
         columns.delete(c.column);
         report.columnsRebuilt.push(`${model.name}.${c.field}`);
@@ -127,9 +131,8 @@ export async function syncCollectionTables(store: Store, collections: Collection
         report.columnsAdded.push(`${model.name}.${c.field}`);
       }
     }
-    const kindsText = await readSetting(store, COLUMN_KINDS + model.name);
-    const kinds = JSON.stringify({ ...(kindsText ? (JSON.parse(kindsText) as Record<string, string>) : {}), ...Object.fromEntries(model.columns.map((c) => [c.column, c.kind])) });
-    if (kinds !== kindsText) await writeSetting(store, COLUMN_KINDS + model.name, kinds);
+    const kinds = JSON.stringify({ ...recorded.kinds, ...Object.fromEntries(model.columns.map((c) => [c.column, c.kind])) });
+    if (kinds !== recorded.text) await writeSetting(store, COLUMN_KINDS + model.name, kinds);
     await store.keepTextInBinaryOrder(model.table, model.columns.filter((c) => c.kind === 'text').map((c) => c.column));
     await normalizeDateTimes(store, model);
     const nullable = model.columns.map((c) => c.column);
