@@ -5,6 +5,7 @@ import { loadConfig, DEMO_CONFIG } from '../src/platform/config/load.js';
 import { openStore } from '../src/platform/store/open-store.js';
 import { migrateCore } from '../src/platform/store/migrations.js';
 import { buildCollections } from '../src/contract/collections.js';
+import { Sealer } from '../src/platform/crypto/sealed.js';
 import { KeyRing } from '../src/platform/crypto/keys.js';
 import type { AppContext } from '../src/contract/context.js';
 import { accessTokenSource, sweepAuthorizationTables } from '../src/authserver/lifecycle.js';
@@ -15,7 +16,7 @@ test('expired tokens, grants, sessions and throttle windows are purged; live one
   const store = await openStore('sqlite::memory:');
   try {
     await migrateCore(store);
-    const ctx: AppContext = { config, store, redis: null, collections: buildCollections(config.collections), keys: new KeyRing(store), accessTokens: accessTokenSource(store) };
+    const ctx: AppContext = { config, store, redis: null, collections: buildCollections(config.collections), keys: new KeyRing(store), sealer: new Sealer(null, config.dataDir), accessTokens: accessTokenSource(store) };
     const now = Date.now();
     const old = now - 2 * 3_600_000;
     const live = now + 3_600_000;

@@ -5,6 +5,7 @@ import { isGatehouseDatabase, migrateCore } from '../platform/store/migrations.j
 import { NoDatabase } from '../platform/store/store.js';
 import { buildCollections } from '../contract/collections.js';
 import { KeyRing } from '../platform/crypto/keys.js';
+import { Sealer } from '../platform/crypto/sealed.js';
 import { adoptSchema, syncResourceTables } from '../api/lifecycle.js';
 import { accessTokenSource } from '../authserver/lifecycle.js';
 
@@ -46,7 +47,7 @@ export async function openContext(config: Config, options: OpenOptions = {}): Pr
     if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
     const keys = new KeyRing(store);
     await keys.refresh();
-    return { config: freeze(config), store, redis, collections, keys, accessTokens: accessTokenSource(store) };
+    return { config: freeze(config), store, redis, collections, keys, sealer: new Sealer(config.secretKey, config.dataDir), accessTokens: accessTokenSource(store) };
   } catch (e) {
     await store.close();
     throw e;

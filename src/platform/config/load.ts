@@ -33,6 +33,8 @@ export interface Config extends RawConfig {
     /** Connections in this process's PostgreSQL pool; null: the store's default (unused with SQLite). */
     pgPool: number | null;
   };
+  /** GATEHOUSE_SECRET_KEY: the key sealed secrets are stored under (platform/crypto/sealed.ts); null: `<data dir>/secret.key`. */
+  secretKey: string | null;
 }
 
 export interface ConfigOverrides {
@@ -153,6 +155,7 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
     ...cfg,
     file,
     dataDir,
+    secretKey: env.GATEHOUSE_SECRET_KEY || null,
     role,
     publicUrl,
     basePath,

@@ -1,0 +1,26 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Sealer, SealedSecretError } from './sealed.js';
+
+test('a sealed secret opens with its key and context only', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sealed-'));
+  const a = new Sealer(null, dir);
+  const sealed = a.seal('JBSWY3DPEHPK3PXP', 'factor:1');
+  assert.ok(!sealed.includes('JBSWY3DPEHPK3PXP'));
+  assert.equal(a.open(sealed, 'factor:1'), 'JBSWY3DPEHPK3PXP');
+  assert.equal(new Sealer(null, dir).open(sealed, 'factor:1'), 'JBSWY3DPEHPK3PXP', 'the file key is read back');
+  assert.equal(statSync(path.join(dir, 'secret.key')).mode & 0o777, 0o600);
+  assert.throws(() => a.open(sealed, 'factor:2'), SealedSecretError, 'another row cannot take it');
+  const tampered = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'BB' : 'AA');
+  assert.throws(() => a.open(tampered, 'factor:1'), SealedSecretError);
+  const other = new Sealer(Buffer.alloc(32, 7).toString('base64url'), dir);
+  assert.throws(() => other.open(sealed, 'factor:1'), /another secret key/);
+  assert.ok(readFileSync(path.join(dir, 'secret.key'), 'utf8').trim().length >= 43);
+});
+
+test('a configured key shorter than 32 bytes is refused', () => {
+  assert.throws(() => new Sealer('c2hvcnQ', '/nonexistent').seal('x'), /at least 32 bytes/);
+});
