@@ -100,12 +100,24 @@ test('clients: "introspect" (a resource server) and "require_pkce" are created, 
   assertApiError(await call('PATCH', '/clients/rs-api', { introspect: 'yes' }), 400, ['introspect']);
   assertApiError(await call('POST', '/clients', { client_id: 'rs-pub', public: true, grant_types: ['password'], introspect: true }), 400, ['introspect']);
   assert.equal((await call('DELETE', '/clients/rs-api')).status, 204);
+
+  // OpenID Connect registration: logout addresses (the redirect URI rules) and the ID token algorithm.
+  const rp = await call('POST', '/clients', {
+    client_id: 'rp-api', grant_types: ['authorization_code'], redirect_uris: ['https://rp.example/cb'],
+    post_logout_redirect_uris: ['https://rp.example/bye'], id_token_signed_response_alg: 'ES256',
+  });
+  assert.equal(rp.status, 201, rp.text);
+  assert.deepEqual([rp.body.post_logout_redirect_uris, rp.body.id_token_signed_response_alg], [['https://rp.example/bye'], 'ES256']);
+  assertApiError(await call('PATCH', '/clients/rp-api', { id_token_signed_response_alg: 'HS256' }), 400, ['id_token_signed_response_alg']);
+  assertApiError(await call('PATCH', '/clients/rp-api', { post_logout_redirect_uris: ['javascript:alert(1)'] }), 400, ['post_logout_redirect_uris']);
+  assert.equal((await call('PATCH', '/clients/rp-api', { id_token_signed_response_alg: 'RS256' })).body.id_token_signed_response_alg, 'RS256');
+  assert.equal((await call('DELETE', '/clients/rp-api')).status, 204);
 });
 
 test('users: create, read by username or id, change password and admin flag, delete', async () => {
   const made = await call('POST', '/users', { username: 'bob', password: PASSWORD });
   assert.equal(made.status, 201, made.text);
-  assert.deepEqual(Object.keys(made.body).sort(), ['admin', 'created_at', 'id', 'subject', 'username']);
+  assert.deepEqual(Object.keys(made.body).sort(), ['admin', 'created_at', 'email', 'email_verified', 'id', 'name', 'subject', 'username']);
   assert.equal(made.headers.get('location'), `${server.url}/admin/v1/users/${made.body.id}`);
   assert.equal((await call('GET', '/users/bob')).body.id, made.body.id);
   assert.equal((await call('GET', `/users/${made.body.id}`)).body.username, 'bob');
@@ -123,6 +135,19 @@ test('users: create, read by username or id, change password and admin flag, del
   assert.equal(changed.body.admin, true);
   assert.equal((await login(PASSWORD)).status, 400);
   assert.equal((await login('another-password-2')).status, 200);
+
+  // Profile (OpenID Connect claims): a bad address changes nothing, the rest is taken at once.
+  assertApiError(await call('PATCH', '/users/bob', { email: 'nope', password: 'a-third-password-3' }), 400, ['email']);
+  assert.equal((await login('another-password-2')).status, 200, 'the refused PATCH changed no password');
+  const profiled = await call('PATCH', '/users/bob', { email: 'bob@example.org', email_verified: true, name: 'Bob Brown' });
+  assert.equal(profiled.status, 200, profiled.text);
+  assert.deepEqual([profiled.body.email, profiled.body.email_verified, profiled.body.name], ['bob@example.org', true, 'Bob Brown']);
+  const moved = await call('PATCH', '/users/bob', { email: 'robert@example.org' });
+  assert.equal(moved.body.email_verified, false, 'a new address is unverified unless said otherwise');
+  assert.equal((await call('PATCH', '/users/bob', { email: null, name: null })).body.name, null);
+  const withProfile = await call('POST', '/users', { username: 'dora', password: PASSWORD, email: 'dora@example.org', name: 'Dora' });
+  assert.equal(withProfile.body.email, 'dora@example.org');
+  assert.equal((await call('DELETE', '/users/dora')).status, 204);
 
   assert.equal((await call('DELETE', '/users/bob')).status, 204);
   assertApiError(await call('GET', '/users/bob'), 404);

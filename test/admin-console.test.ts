@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { findUserByUsername } from '../src/authserver/model/users.js';
 import { addClient, addUser, authorizeUrl, basic, CookieJar, hiddenField, introspect, page, post, signIn as oauthSignIn, unescapeHtml, type Page, type RegisteredClient } from './helpers/oauth.js';
 
 let server: InProcessApp;
@@ -305,6 +306,30 @@ test('a resource server (may introspect every token) and a PKCE requirement are 
   assert.equal(pub.status, 400);
   assert.match(pub.html, /id="f-introspect-error">[^<]*public client cannot introspect/);
   assert.equal((await page(server, jar, '/admin/clients/rs-c/delete', { csrf_token: csrf })).status, 303);
+});
+
+test('a user\'s name and e-mail address: set in the console (bad values named, nothing changed), shown in the list; the CLI and the admin API see the same', async () => {
+  const frank = (await findUserByUsername(server.ctx, 'frank'))!.id;
+  const bad = await page(server, jar, `/admin/users/${frank}/profile`, { csrf_token: csrf, name: 'Frank', email: 'not an address' });
+  assert.equal(bad.status, 400);
+  assert.match(bad.html, /id="f-email-error">[^<]*e-mail address is name@domain/);
+  assert.match(bad.html, /value="not an address"/, 'the form comes back with what was typed');
+  const saved = await page(server, jar, `/admin/users/${frank}/profile`, { csrf_token: csrf, name: 'Frank Fisher', email: 'frank@example.org', email_verified: 'on' });
+  assert.equal(saved.status, 303, saved.html);
+  const shown = await page(server, jar, `/admin/users/${frank}`);
+  assert.match(shown.html, /<dt>Name<\/dt><dd>Frank Fisher<\/dd>/);
+  assert.match(shown.html, /frank@example\.org <span class="muted">\(verified\)<\/span>/);
+  assert.match((await page(server, jar, '/admin/users')).html, /frank@example\.org/);
+  // The CLI changes the address: a new address is unverified unless it says otherwise.
+  const cli = await server.cli(['user', 'update', 'frank', '--email', 'f.fisher@example.org']);
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.deepEqual(JSON.parse(cli.stdout), { ...JSON.parse(cli.stdout), email: 'f.fisher@example.org', email_verified: false, name: 'Frank Fisher' });
+  const refused = await server.cli(['user', 'update', 'frank', '--email', 'nope']);
+  assert.equal(refused.status, 1);
+  assert.match(refused.stderr, /--email: an e-mail address is name@domain/);
+  const forged = await page(server, jar, `/admin/users/${frank}/profile`, { name: 'Mallory' });
+  assert.equal(forged.status, 403, 'no CSRF token, nothing changed');
+  assert.match((await page(server, jar, `/admin/users/${frank}`)).html, /<dt>Name<\/dt><dd>Frank Fisher<\/dd>/);
 });
 
 test('sign-out ends the session on the server: the old cookie no longer works', async () => {

@@ -45,9 +45,13 @@ test('metadata (RFC 8414) lists the endpoints, grants, scopes, PKCE method and a
   for (const g of ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token']) assert.ok(r.body.grant_types_supported.includes(g), g);
   assert.ok(r.body.scopes_supported.includes('zoos:read') && r.body.scopes_supported.includes('articles:write'));
   assert.deepEqual(r.body.token_endpoint_auth_methods_supported.sort(), ['client_secret_basic', 'client_secret_post', 'none']);
+  assert.equal(r.body.jwks_uri, `${server.url}/oauth/jwks`);
+  assert.equal(r.body.userinfo_endpoint, `${server.url}/oauth/userinfo`);
+  // The ID token keys (OpenID Connect): public halves only, one per algorithm.
   const jwks = await server.json('GET', '/oauth/jwks');
   assert.equal(jwks.status, 200);
-  assert.deepEqual(jwks.body, { keys: [] });
+  assert.deepEqual(jwks.body.keys.map((k: { alg: string }) => k.alg).sort(), ['ES256', 'RS256']);
+  for (const key of jwks.body.keys) for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi']) assert.equal(key[secret], undefined, `${key.alg} key shows ${secret}`);
 });
 
 test('password grant with a form body and HTTP Basic: the access token record, not cacheable', async () => {

@@ -11,7 +11,7 @@ import { absentBodyIsEmpty, collectOperations, pathItems, type Operation, type O
 import { readMaintenance, writeMaintenance } from '../platform/store/settings.js';
 import { Authenticator } from '../api/access/authenticate.js';
 import { describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type ClientChanges } from '../authserver/model/clients.js';
-import { changePassword, createUser, describeUser, findUserById, findUserByUsername, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../authserver/model/users.js';
+import { changePassword, createUser, describeUser, findUserById, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, userSubject, type User } from '../authserver/model/users.js';
 import { findGrant, listGrants, revokeGrant } from '../authserver/tokens.js';
 import { addWebhook, describeWebhook, findWebhook, listWebhooks, removeWebhook, updateWebhook, webhookDeliveries } from '../webhooks/webhooks.js';
 import { EVENT_TYPES, EventSelection, eventJson } from '../contract/event-bus.js';
@@ -115,6 +115,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
                 verified: b.verified === true,
                 introspect: b.introspect === true,
                 requirePkce: b.require_pkce === true,
+                postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
+                idTokenSignedResponseAlg: b.id_token_signed_response_alg,
               }, actorOf(request)),
             );
             return created(reply, `/clients/${encodeURIComponent(client.id)}`, { ...describeClient(client), ...(secret === null ? {} : { client_secret: secret }) });
@@ -158,6 +160,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
               verified: b.verified,
               introspect: b.introspect,
               requirePkce: b.require_pkce,
+              postLogoutRedirectUris: b.post_logout_redirect_uris,
+              idTokenSignedResponseAlg: b.id_token_signed_response_alg,
             };
             const updated = await model(() => updateClient(ctx, (request.params as { id: string }).id, changes, actorOf(request)));
             if (!updated) throw notFound('No such client', { client_id: 'does not exist' });
@@ -212,7 +216,9 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
           schema: op({ operationId: 'admin_create_user', summary: 'Add a user', body: S.NewUser, response: S.answers({ 201: ['Created (Location: its URL)', S.User] }, 400, 401, 403, 409) }),
           handler: async (request, reply) => {
             const b = request.body as S.NewUser;
-            const user = await model(() => createUser(ctx, b.username, b.password, { admin: b.admin === true }, actorOf(request)));
+            const user = await model(() =>
+              createUser(ctx, b.username, b.password, { admin: b.admin === true, email: b.email, emailVerified: b.email_verified, name: b.name }, actorOf(request)),
+            );
             return created(reply, `/users/${user.id}`, describeUser(user));
           },
         },
@@ -230,7 +236,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
         PATCH: {
           schema: op({
             operationId: 'admin_update_user',
-            summary: 'Change the password (ends the sign-in sessions) or the admin flag',
+            summary: 'Change the password (ends the sign-in sessions), the admin flag, the e-mail address or the name',
             params: S.UserParam,
             body: S.UserChanges,
             response: S.answers({ 200: ['OK', S.User] }, 400, 401, 403, 404),
@@ -238,9 +244,14 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
           handler: async (request) => {
             const b = request.body as S.UserChanges;
             const user = await userByKey(ctx, (request.params as { user: string }).user);
-            // The password first: a bad one changes nothing.
-            if (b.password !== undefined) await model(() => changePassword(ctx, user.username, b.password!, actorOf(request)));
-            const after = b.admin !== undefined ? await setUserAdmin(ctx, user.username, b.admin, actorOf(request)) : user;
+            // Every value checked before anything changes: a bad one changes nothing.
+            const problem = b.password === undefined ? null : passwordProblem(b.password);
+            if (problem) throw badRequest(problem, { password: problem });
+            let after: User | null = user;
+            if (b.email !== undefined || b.email_verified !== undefined || b.name !== undefined)
+              after = await model(() => updateProfile(ctx, user.username, { email: b.email, emailVerified: b.email_verified, name: b.name }, actorOf(request)));
+            if (b.password !== undefined) after = (await model(() => changePassword(ctx, user.username, b.password!, actorOf(request)))) ?? after;
+            if (b.admin !== undefined) after = await setUserAdmin(ctx, user.username, b.admin, actorOf(request));
             return describeUser(after ?? user);
           },
         },

@@ -28,6 +28,8 @@ const client: Client = {
   tokenType: 'bearer',
   origins: [],
   uri: null,
+  idTokenSignedResponseAlg: 'RS256',
+  postLogoutRedirectUris: [],
   verified: false,
   introspect: false,
   requirePkce: true,
@@ -47,6 +49,7 @@ test("the bodies' rules are the model's constants", () => {
 test('what the model describes is what the answers document', () => {
   conforms(S.Client, describeClient(client));
   conforms(S.Client, { ...describeClient({ ...client, public: true, scope: 'zoos:read', uri: 'https://shop.example' }), client_secret: 's' });
-  conforms(S.User, describeUser({ id: 'u1', username: 'alice', admin: false, createdAt: Date.now() }));
+  conforms(S.User, describeUser({ id: 'u1', username: 'alice', admin: false, createdAt: Date.now(), email: null, emailVerified: false, name: null, updatedAt: null }));
+  conforms(S.User, describeUser({ id: 'u2', username: 'bob', admin: true, createdAt: Date.now(), email: 'bob@example.org', emailVerified: true, name: 'Bob', updatedAt: Date.now() }));
   conforms(S.Webhook, describeWebhook({ id: 'w1', url: 'https://hooks.example/in', events: [], collections: ['zoos'], createdAt: Date.now(), updatedAt: Date.now() }));
 });

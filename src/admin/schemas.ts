@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { CLIENT_ID, GRANT_TYPES, MIN_CLIENT_SECRET_LENGTH, TOKEN_TYPES } from '../authserver/model/clients.js';
-import { MIN_PASSWORD_LENGTH, USERNAME } from '../authserver/model/users.js';
+import { CLIENT_ID, GRANT_TYPES, ID_TOKEN_ALGS, MIN_CLIENT_SECRET_LENGTH, TOKEN_TYPES } from '../authserver/model/clients.js';
+import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MIN_PASSWORD_LENGTH, USERNAME } from '../authserver/model/users.js';
 import { EVENT_TYPES } from '../contract/event-bus.js';
 
 // The shapes of the admin API ({base_url}/admin/v1, docs/admin.md): its bodies, parameters and
@@ -24,6 +24,8 @@ const ClientId = Type.String({ pattern: CLIENT_ID.source, description: '1-128 le
 const GrantTypes = (description: string) => Type.Array(Type.String({ enum: [...GRANT_TYPES] }), { minItems: 1, description, ...byModel });
 const TokenTypeField = Type.String({ enum: [...TOKEN_TYPES], ...byModel });
 const ClientName = Type.String({ minLength: 1, maxLength: 100, ...byModel });
+const IdTokenAlg = Type.String({ enum: [...ID_TOKEN_ALGS], description: 'OpenID Connect: how its ID tokens are signed (default RS256)', ...byModel });
+const PostLogoutUris = Strings('OpenID Connect: where RP-initiated logout may send the browser back (exact absolute URIs)');
 
 // Body fields: their order is the one the "unknown field (allowed: …)" sentence lists.
 export const NewClient = Type.Object(
@@ -41,6 +43,8 @@ export const NewClient = Type.Object(
     verified: Type.Optional(Flag('The operator vouches for it (no "not verified" note on the consent page)')),
     introspect: Type.Optional(Flag("A resource server: it may introspect every client's tokens (confidential clients only)")),
     require_pkce: Type.Optional(Flag('Its authorization code requests must carry a PKCE challenge (S256)')),
+    post_logout_redirect_uris: Type.Optional(PostLogoutUris),
+    id_token_signed_response_alg: Type.Optional(IdTokenAlg),
   },
   { additionalProperties: false },
 );
@@ -58,6 +62,8 @@ export const ClientChanges = Type.Object(
     verified: Type.Optional(Flag()),
     introspect: Type.Optional(Flag()),
     require_pkce: Type.Optional(Flag()),
+    post_logout_redirect_uris: Type.Optional(PostLogoutUris),
+    id_token_signed_response_alg: Type.Optional(IdTokenAlg),
   },
   { additionalProperties: false },
 );
@@ -70,18 +76,24 @@ export const SecretRotation = Type.Object(
 export type SecretRotation = Static<typeof SecretRotation>;
 
 const Password = Type.String({ minLength: MIN_PASSWORD_LENGTH, ...byModel });
+const profileFields = {
+  email: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: MAX_EMAIL_LENGTH, description: 'Their e-mail address (OpenID Connect `email`); null clears it', ...byModel })),
+  email_verified: Type.Optional(Flag('The address is verified (a changed address is unverified unless this says so)')),
+  name: Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: MAX_NAME_LENGTH, description: 'Their full name (OpenID Connect `name`); null clears it', ...byModel })),
+};
 export const NewUser = Type.Object(
   {
     username: Type.String({ pattern: USERNAME.source, description: '1-128 letters, digits or . _ @ + -', ...byModel }),
     password: Password,
     admin: Type.Optional(Flag('May be granted the admin scope')),
+    ...profileFields,
   },
   { additionalProperties: false },
 );
 export type NewUser = Static<typeof NewUser>;
 
 export const UserChanges = Type.Object(
-  { password: Type.Optional(Type.String({ ...Password, description: 'Ends the sign-in sessions' })), admin: Type.Optional(Flag()) },
+  { password: Type.Optional(Type.String({ ...Password, description: 'Ends the sign-in sessions' })), admin: Type.Optional(Flag()), ...profileFields },
   { additionalProperties: false },
 );
 export type UserChanges = Static<typeof UserChanges>;
@@ -131,11 +143,22 @@ export const Client = Type.Object({
   verified: Flag('The operator vouches for it (no "not verified" note on the consent page)'),
   introspect: Flag("A resource server: it may introspect every client's tokens (any client may introspect its own)"),
   require_pkce: Flag('Its authorization code requests must carry a PKCE challenge (S256); public clients always must'),
+  id_token_signed_response_alg: Type.String({ enum: [...ID_TOKEN_ALGS], description: 'How its ID tokens are signed (OpenID Connect)' }),
+  post_logout_redirect_uris: Strings('Where RP-initiated logout may send the browser back'),
   created_at: Time(),
   client_secret: Type.Optional(Text('Only in the answer to a create or a secret rotation')),
 });
 
-export const User = Type.Object({ id: Text(), username: Text(), subject: Text(), admin: Flag(), created_at: Time() });
+export const User = Type.Object({
+  id: Text(),
+  username: Text(),
+  subject: Text(),
+  admin: Flag(),
+  email: TextOrNull('Their e-mail address'),
+  email_verified: Flag('Whether the address is verified'),
+  name: TextOrNull('Their full name'),
+  created_at: Time(),
+});
 
 export const Grant = Type.Object({
   id: Text(),

@@ -4,7 +4,10 @@ import { routeMethods } from '../platform/http/routes.js';
 import { authorizeGet, authorizePost } from './authorize/authorize.js';
 import { accountGet, accountPost } from './account/account.js';
 import { introspectionEndpoint } from './endpoints/introspection.js';
-import { METADATA_PATH, metadataEndpoint } from './endpoints/metadata.js';
+import { METADATA_PATH, OPENID_CONFIGURATION_PATH, metadataEndpoint, openidConfiguration } from './endpoints/metadata.js';
+import { idTokenKeys } from './oidc/keys.js';
+import { logoutEndpoint } from './oidc/logout.js';
+import { userinfoEndpoint } from './oidc/userinfo.js';
 import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -20,8 +23,19 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/revocation`, { POST: revocationEndpoint(ctx) });
     routeMethods(oauth, `${base}/introspection`, { POST: introspectionEndpoint(ctx) });
     routeMethods(oauth, METADATA_PATH, { GET: metadataEndpoint(ctx) });
-    // Tokens are opaque (hashed in the database), so nothing is signed: the key set is empty.
-    routeMethods(oauth, `${base}/jwks`, { GET: async (_request, reply) => reply.header('cache-control', 'public, max-age=300').send({ keys: [] }) });
+    // OpenID Connect (docs/oauth.md, Sign in with gatehouse).
+    routeMethods(oauth, OPENID_CONFIGURATION_PATH, { GET: metadataEndpoint(ctx, openidConfiguration) });
+    // The public keys of the ID tokens (access tokens are opaque: nothing else is signed).
+    routeMethods(oauth, `${base}/jwks`, {
+      GET: async (_request, reply) =>
+        reply
+          .header('cache-control', 'public, max-age=300')
+          .type('application/jwk-set+json; charset=utf-8')
+          .send({ keys: await idTokenKeys(ctx).publicKeys() }),
+    });
+    const userinfo = userinfoEndpoint(ctx);
+    routeMethods(oauth, `${base}/userinfo`, { GET: userinfo, POST: userinfo });
+    routeMethods(oauth, `${base}/logout`, logoutEndpoint(ctx), { config: { html: true } });
 
   });
 }

@@ -2,6 +2,7 @@ import { InvalidScope } from '../platform/http/errors.js';
 import type { CollectionRegistry } from '../contract/collections.js';
 import { ADMIN_SCOPE } from '../contract/scope-name.js';
 import { scopeUniverse } from '../contract/scopes.js';
+import { IDENTITY_SCOPES, isIdentityScope } from './oidc/claims.js';
 
 // The scope parameter of OAuth requests (RFC 6749 §3.3): a space-separated list; order and repeats
 // carry no meaning. What may be granted comes from the client's registered scope and the deployment's.
@@ -21,9 +22,9 @@ export function formatScope(scopes: readonly string[]): string {
   return scopes.join(' ');
 }
 
-/** Every scope a token can carry: the collections' scopes, then `admin`. */
+/** Every scope a token can carry: OpenID Connect's identity scopes, the collections' scopes, then `admin`. */
 export function grantableUniverse(collections: CollectionRegistry): string[] {
-  return [...scopeUniverse(collections), ADMIN_SCOPE];
+  return [...IDENTITY_SCOPES, ...scopeUniverse(collections), ADMIN_SCOPE];
 }
 
 /** What the scope rules read of a client: its registered scope (null: every collection scope) and its type. */
@@ -98,6 +99,9 @@ export function resolveRequestedScope(requested: string | undefined, client: Sco
   const unknown = parsed.filter((s) => !universe.includes(s));
   if (unknown.length)
     throw new InvalidScope(`Unknown scope: ${unknown.join(' ')}`, { scope: `unknown: ${unknown.join(' ')}` });
+  const identity = parsed.filter(isIdentityScope);
+  if ('client' in holder && identity.length)
+    throw new InvalidScope(`${identity.join(' ')}: identity scopes are about a user, not for a client acting for itself`, { scope: `not for client_credentials: ${identity.join(' ')}` });
   const names = registered(client);
   const forbidden = parsed.filter((s) => s !== ADMIN_SCOPE && names !== null && !names.has(s));
   if (forbidden.length)

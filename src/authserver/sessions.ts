@@ -3,7 +3,7 @@ import type { AppContext } from '../contract/context.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write } from '../platform/store/write-path.js';
 import { findUserById, type User } from './model/users.js';
-import { deleteSession, findSessionUserId, insertSession } from './store/sessions.js';
+import { deleteSession, findSession, insertSession } from './store/sessions.js';
 
 // Browser sessions: the login/consent pages' and, in its own cookies, the admin console's. The
 // cookie holds a random value; the database holds only its hash, so every instance recognises the
@@ -104,12 +104,27 @@ function sessionHash(scope: CookieScope, value: string): string {
   return sha256(scope.kind ? `${scope.kind}:${value}` : value);
 }
 
-/** The signed-in user of this browser, or null. */
-export async function sessionUser(ctx: AppContext, request: FastifyRequest, scope = loginCookies(ctx)): Promise<User | null> {
+/** A browser's sign-in: the user, when they signed in (epoch ms), and the session's public id (an ID token's `sid`). */
+export interface SignedIn {
+  user: User;
+  authTime: number;
+  sid: string;
+}
+
+/** This browser's sign-in, or null. */
+export async function sessionOf(ctx: AppContext, request: FastifyRequest, scope = loginCookies(ctx)): Promise<SignedIn | null> {
   const value = readCookies(request).get(scope.session);
   if (!value) return null;
-  const userId = await findSessionUserId(ctx.store, sessionHash(scope, value), Date.now());
-  return userId ? findUserById(ctx, userId) : null;
+  const hash = sessionHash(scope, value);
+  const session = await findSession(ctx.store, hash, Date.now());
+  const user = session ? await findUserById(ctx, session.userId) : null;
+  // A session from before OpenID Connect has no public id: one derived from its hash stands in.
+  return session && user ? { user, authTime: session.createdAt, sid: session.sid ?? sha256(`sid:${hash}`).slice(0, 22) } : null;
+}
+
+/** The signed-in user of this browser, or null. */
+export async function sessionUser(ctx: AppContext, request: FastifyRequest, scope = loginCookies(ctx)): Promise<User | null> {
+  return (await sessionOf(ctx, request, scope))?.user ?? null;
 }
 
 /**
@@ -123,7 +138,7 @@ export async function startSession(ctx: AppContext, request: FastifyRequest, rep
   const ttl = ctx.config.auth.sessionTtl;
   await write(ctx.store, async (tx) => {
     if (old) await deleteSession(tx, sessionHash(scope, old));
-    await insertSession(tx, { hash: sessionHash(scope, value), userId, expiresAt: now + ttl * 1000, createdAt: now });
+    await insertSession(tx, { hash: sessionHash(scope, value), userId, sid: randomSecret(16), expiresAt: now + ttl * 1000, createdAt: now });
   });
   setCookie(reply, scope, scope.session, value, ttl);
   await issueBinding(ctx, reply, scope);

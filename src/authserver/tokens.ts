@@ -6,6 +6,8 @@ import { formatScope } from './scope-request.js';
 import { newAccessToken, newTimeOrderedId, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write, writeGrouped, type WriteTx } from '../platform/store/write-path.js';
 import { audit, type AuditEvent, type AuditFields } from './audit.js';
+import { OPENID_SCOPE } from './oidc/claims.js';
+import { mintIdToken, type SignInFacts } from './oidc/id-token.js';
 import { grantEnabled, type Client, type GrantType, type TokenType } from './model/client.js';
 import {
   findGrantRow,
@@ -46,6 +48,8 @@ export interface TokenResponse {
   scope: string;
   mac_key?: string;
   mac_algorithm?: 'hmac-sha-256';
+  /** OpenID Connect: when the scope holds `openid` and the tokens come from a user's sign-in. */
+  id_token?: string;
 }
 
 export interface Grant {
@@ -191,6 +195,12 @@ export interface IssueRequest {
   claim?: (tx: WriteTx, grantId: string | null) => Promise<boolean>;
   /** Share a commit with other token requests of the same moment (no claim, no new grant). */
   grouped?: boolean;
+  /**
+   * The user's sign-in behind these tokens (a code's, carried by the refresh token): with `openid`
+   * in the scope, the response carries an ID token. Null: none known (password grant, a refresh
+   * token from before OpenID Connect).
+   */
+  signIn?: SignInFacts | null;
   /** The audit line written once the tokens are stored. */
   audit: { event: Extract<AuditEvent, 'grant.issued' | 'token.refreshed'>; fields?: AuditFields };
 }
@@ -320,8 +330,12 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
       expires_at: Math.min(now + auth.refreshTokenTtl * 1000, endsAt),
       used_at: null,
       created_at: now,
+      auth_time: req.signIn?.authTime ?? null,
+      sid: req.signIn?.sid ?? null,
     };
     response.refresh_token = refreshToken;
   }
+  if (req.signIn && req.scope.includes(OPENID_SCOPE))
+    response.id_token = await mintIdToken(ctx, { client: req.client, subject: req.subject, facts: req.signIn, accessToken, claims: {} });
   return { response, access, refresh };
 }

@@ -16,6 +16,8 @@ interface ClientOptions extends CommonOptions {
   verified?: boolean;
   introspect?: boolean;
   requirePkce?: boolean;
+  postLogoutRedirectUri: string[];
+  idTokenSignedResponseAlg?: string;
 }
 
 const CLIENT_COLUMNS: Column[] = ['client_id', 'name', 'type', 'grant_types', { key: 'scope', show: (v) => (v === null ? '(every scope)' : cell(v)) }, 'token_type', 'created_at'];
@@ -34,6 +36,8 @@ const FLAGS: Record<string, string> = {
   uri: '--uri',
   introspect: '--introspect',
   require_pkce: '--require-pkce',
+  post_logout_redirect_uris: '--post-logout-redirect-uri',
+  id_token_signed_response_alg: '--id-token-signed-response-alg',
 };
 
 export function clientCommand(program: Command): void {
@@ -53,6 +57,8 @@ export function clientCommand(program: Command): void {
     .option('--introspect', 'a resource server: it may introspect every client\'s tokens (a client may always introspect its own)')
     .option('--require-pkce', 'its authorization code requests must carry a PKCE challenge (S256), though it is confidential')
     .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
+    .option('--post-logout-redirect-uri <uri>', 'OpenID Connect: where RP-initiated logout may send the browser back (repeatable)', collect, [])
+    .option('--id-token-signed-response-alg <alg>', 'OpenID Connect: RS256 | ES256, how its ID tokens are signed (default RS256)')
     .action(async (id: string, opts: ClientOptions) => {
       await withContext(opts, async (ctx) => {
         const { client: created, secret } = await modelErrors(FLAGS, () =>
@@ -70,6 +76,8 @@ export function clientCommand(program: Command): void {
             verified: opts.verified === true,
             introspect: opts.introspect === true,
             requirePkce: opts.requirePkce === true,
+            postLogoutRedirectUris: opts.postLogoutRedirectUri,
+            idTokenSignedResponseAlg: opts.idTokenSignedResponseAlg,
           }),
         );
         const out = describeClient(created);

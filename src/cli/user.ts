@@ -1,6 +1,6 @@
 import { Argument, type Command } from 'commander';
 import { randomSecret } from '../platform/crypto/secrets.js';
-import { changePassword, createUser, describeUser, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, usernameProblem, userSubject } from '../authserver/model/users.js';
+import { changePassword, createUser, describeUser, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, usernameProblem, userSubject } from '../authserver/model/users.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { askHidden, readStdin } from './prompt.js';
 import { printList, withJsonOption, type ListOptions } from './output.js';
@@ -14,6 +14,9 @@ async function newPassword(opts: { password?: string; passwordStdin?: boolean })
   return first;
 }
 
+/** The command-line flag of each profile field the user rules name. */
+const PROFILE_FLAGS: Record<string, string> = { email: '--email', name: '--name' };
+
 export function userCommand(program: Command): void {
   const user = program.command('user').description('manage the users (resource owners) who sign in on the consent page');
 
@@ -22,7 +25,10 @@ export function userCommand(program: Command): void {
     .option('--password <password>', 'the password (visible in the process list: prefer --password-stdin)')
     .option('--password-stdin', 'read the password from standard input')
     .option('--admin', 'an admin: may be granted the admin scope (the admin API and console)')
-    .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean; admin?: boolean }) => {
+    .option('--email <address>', 'their e-mail address (OpenID Connect `email`)')
+    .option('--email-verified', 'you have verified that address')
+    .option('--name <name>', 'their full name (OpenID Connect `name`)')
+    .action(async (username: string, opts: CommonOptions & { password?: string; passwordStdin?: boolean; admin?: boolean; email?: string; emailVerified?: boolean; name?: string }) => {
       const badName = usernameProblem(username);
       if (badName) throw new CliError(badName);
       if (opts.password !== undefined && opts.passwordStdin) throw new CliError('use --password or --password-stdin, not both');
@@ -31,7 +37,9 @@ export function userCommand(program: Command): void {
       const badPassword = passwordProblem(password);
       if (badPassword) throw new CliError(badPassword);
       await withContext(opts, async (ctx) => {
-        const created = await modelErrors({}, () => createUser(ctx, username, password, { admin: opts.admin === true }));
+        const created = await modelErrors(PROFILE_FLAGS, () =>
+          createUser(ctx, username, password, { admin: opts.admin === true, email: opts.email, emailVerified: opts.emailVerified, name: opts.name }),
+        );
         const out = describeUser(created);
         if (generated) out.password = password;
         console.log(JSON.stringify(out, null, 2));
@@ -82,6 +90,20 @@ export function userCommand(program: Command): void {
         const changed = await modelErrors({}, () => changePassword(ctx, username, password));
         if (!changed) throw new CliError(`there is no user named "${username}"`);
         console.log(JSON.stringify({ ...describeUser(changed), password_changed: true }, null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('update <username>'))
+    .description("change a user's e-mail address or name (an empty value clears it); a new address is unverified unless --email-verified")
+    .option('--email <address>', 'their e-mail address')
+    .option('--email-verified', 'you have verified the address')
+    .option('--no-email-verified', 'the address is not verified')
+    .option('--name <name>', 'their full name')
+    .action(async (username: string, opts: CommonOptions & { email?: string; emailVerified?: boolean; name?: string }) => {
+      await withContext(opts, async (ctx) => {
+        const changed = await modelErrors(PROFILE_FLAGS, () => updateProfile(ctx, username, { email: opts.email, emailVerified: opts.emailVerified, name: opts.name }));
+        if (!changed) throw new CliError(`there is no user named "${username}"`);
+        console.log(JSON.stringify(describeUser(changed), null, 2));
       });
     });
 

@@ -70,7 +70,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     app,
     {
       api: `${config.basePath}/v${config.api.version}`,
-      oauth: [`${config.basePath}${config.auth.path}/token`, `${config.basePath}${config.auth.path}/revocation`],
+      oauth: ['token', 'revocation', 'userinfo', 'jwks'].map((endpoint) => `${config.basePath}${config.auth.path}/${endpoint}`),
       wellKnown: `${config.basePath}/.well-known/`,
     },
     registeredOriginCheck(ctx),

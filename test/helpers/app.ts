@@ -172,8 +172,15 @@ function certificate(): Promise<Certificate> {
 }
 
 // `gatehouse client add` flags (src/cli/client.ts) and the model field each one sets.
-const CLIENT_VALUES: Record<string, string> = { '--secret': 'secret', '--scope': 'scope', '--token-type': 'tokenType', '--name': 'name', '--uri': 'uri' };
-const CLIENT_LISTS: Record<string, string> = { '--redirect-uri': 'redirectUris', '--grant': 'grantTypes', '--origin': 'origins' };
+const CLIENT_VALUES: Record<string, string> = {
+  '--secret': 'secret',
+  '--scope': 'scope',
+  '--token-type': 'tokenType',
+  '--name': 'name',
+  '--uri': 'uri',
+  '--id-token-signed-response-alg': 'idTokenSignedResponseAlg',
+};
+const CLIENT_LISTS: Record<string, string> = { '--redirect-uri': 'redirectUris', '--grant': 'grantTypes', '--origin': 'origins', '--post-logout-redirect-uri': 'postLogoutRedirectUris' };
 const CLIENT_SWITCHES: Record<string, string> = { '--public': 'public', '--verified': 'verified', '--introspect': 'introspect', '--require-pkce': 'requirePkce' };
 
 /** What the CLI prints for a seeding command, from the same model calls; undefined for other commands. */
@@ -198,7 +205,7 @@ async function seedCommand(ctx: AppContext, args: string[], input?: string): Pro
     return describeUser(changed);
   }
   if (noun === 'client' && verb === 'add') {
-    const input: Record<string, unknown> = { id: name, redirectUris: [], grantTypes: [], origins: [], scope: null, tokenType: 'bearer', uri: null };
+    const input: Record<string, unknown> = { id: name, redirectUris: [], grantTypes: [], origins: [], postLogoutRedirectUris: [], scope: null, tokenType: 'bearer', uri: null };
     for (let i = 0; i < rest.length; i++) {
       const flag = rest[i];
       if (flag in CLIENT_VALUES) input[CLIENT_VALUES[flag]] = rest[++i];

@@ -158,7 +158,7 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
 }
 
 /** The form's values as the model's client fields, the same for registering and for editing. */
-function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name'>> {
+function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>> {
   return {
     redirectUris: lines(v.redirect_uris),
     grantTypes: v.grant_types,

@@ -22,7 +22,7 @@ export interface FieldOptions {
   value?: string;
   hint?: string;
   error?: string;
-  type?: 'text' | 'password';
+  type?: 'text' | 'password' | 'email';
   required?: boolean;
   autocomplete?: string;
   multiline?: boolean;

@@ -19,12 +19,13 @@ export function usersBody(v: UsersView): Html {
   const rows = v.users.map((u) => [
     html`<a href="${v.base}/users/${u.id}">${u.username}</a>`,
     u.admin ? html`<span class="tag on">admin</span>` : html`<span class="muted">no</span>`,
+    u.email ? html`${u.email}${u.emailVerified ? '' : html` <span class="muted">(unverified)</span>`}` : html`<span class="muted">none</span>`,
     html`<code>user:${u.id}</code>`,
     when(u.createdAt),
   ]);
   return html`<h1>Users</h1>
 ${notice(v.notice)}
-${table('Users', ['Username', 'Admin', 'Subject', 'Added'], rows, 'No user yet.')}
+${table('Users', ['Username', 'Admin', 'E-mail', 'Subject', 'Added'], rows, 'No user yet.')}
 <section class="card" aria-labelledby="add">
 <h2 id="add">Add a user</h2>
 ${v.error ? errorSummary(v.error, v.errors) : ''}
@@ -48,6 +49,10 @@ export interface UserView {
   grants: number;
   errors: Errors;
   error?: string;
+  /** Which form the error is about. */
+  failed?: 'password' | 'profile';
+  /** The profile form's values when it comes back with an error. */
+  profile?: { name: string; email: string; emailVerified: boolean };
   notice?: string;
 }
 
@@ -63,6 +68,8 @@ ${notice(v.notice)}
 <dt>Username</dt><dd>${u.username}</dd>
 <dt>Id</dt><dd><code>${u.id}</code></dd>
 <dt>Subject</dt><dd><code>user:${u.id}</code></dd>
+<dt>Name</dt><dd>${u.name ?? html`<span class="muted">none</span>`}</dd>
+<dt>E-mail</dt><dd>${u.email ? html`${u.email} <span class="muted">(${u.emailVerified ? 'verified' : 'unverified'})</span>` : html`<span class="muted">none</span>`}</dd>
 <dt>Admin</dt><dd>${u.admin ? 'yes' : 'no'}</dd>
 <dt>Added</dt><dd>${when(u.createdAt)}</dd>
 <dt>Live grants</dt><dd><a href="${v.base}/grants?user=${encodeURIComponent(u.username)}">${v.grants}</a></dd>
@@ -79,9 +86,20 @@ ${
 <button type="submit"${u.admin ? '' : html` class="primary"`}>${u.admin ? 'Remove admin rights' : 'Make admin'}</button></form>`
 }
 </section>
+<section class="card" aria-labelledby="profile">
+<h2 id="profile">Profile</h2>
+${v.error && v.failed === 'profile' ? errorSummary(v.error, v.errors) : ''}
+<form method="post" action="${v.base}/users/${u.id}/profile" novalidate>
+${csrfField(v.csrf)}
+${field({ name: 'name', label: 'Name', value: v.profile?.name ?? u.name ?? '', autocomplete: 'off', hint: 'Shown to applications granted the profile scope. Empty: none.', error: v.errors.name })}
+${field({ name: 'email', label: 'E-mail address', type: 'email', value: v.profile?.email ?? u.email ?? '', autocomplete: 'off', hint: 'Shown to applications granted the email scope. Empty: none.', error: v.errors.email })}
+<div class="field"><label class="choice" for="f-email-verified"><input type="checkbox" id="f-email-verified" name="email_verified" value="on"${(v.profile?.emailVerified ?? u.emailVerified) ? html` checked` : ''}> The address is verified</label></div>
+<div class="buttons"><button type="submit">Save the profile</button></div>
+</form>
+</section>
 <section class="card" aria-labelledby="pw">
 <h2 id="pw">Password</h2>
-${v.error ? errorSummary(v.error, v.errors) : ''}
+${v.error && v.failed !== 'profile' ? errorSummary(v.error, v.errors) : ''}
 <form method="post" action="${v.base}/users/${u.id}/password" novalidate>
 ${csrfField(v.csrf)}
 ${field({ name: 'password', label: 'New password', type: 'password', required: true, autocomplete: 'new-password', hint: `At least ${MIN_PASSWORD_LENGTH} characters. ${v.self ? 'Your other sessions end.' : 'Their sign-in sessions end; the grants they gave stay.'}`, error: v.errors.password })}

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { USERNAME, changePassword, createUser, findUserById, listUsers, removeUser, setUserAdmin, userSubject, type User } from '../../authserver/model/users.js';
+import { USERNAME, changePassword, createUser, findUserById, listUsers, removeUser, setUserAdmin, updateProfile, userSubject, type User } from '../../authserver/model/users.js';
 import { listGrants } from '../../authserver/tokens.js';
 import { html } from '../../platform/http/html/index.js';
 import { confirmBody } from './components.js';
@@ -17,6 +17,7 @@ const DONE: Record<string, string> = {
   'admin-off': 'The user is no longer an admin; their grants that carried the admin scope have ended.',
   password: 'Password set. Their sign-in sessions have ended.',
   'own-password': 'Your password is set. Your other sessions have ended.',
+  profile: 'Profile saved.',
 };
 
 export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
@@ -41,9 +42,10 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
     }),
   });
 
-  const userPage = async (reply: FastifyReply, s: Signed, status: number, user: User, problem?: Refusal, notice?: string) => {
+  const userPage = async (reply: FastifyReply, s: Signed, status: number, user: User, problem?: Refusal, notice?: string, profile?: { name: string; email: string; emailVerified: boolean }) => {
     const grants = await listGrants(ctx, { subject: userSubject(user.id) });
-    return kit.page(reply, s, status, `User ${user.username}`, 'users', userBody({ base, csrf: s.csrf, user, self: user.id === s.admin.id, grants: grants.length, errors: problem?.errors ?? {}, error: problem?.error, notice }), refused(problem));
+    const view = { base, csrf: s.csrf, user, self: user.id === s.admin.id, grants: grants.length, errors: problem?.errors ?? {}, error: problem?.error, failed: profile ? ('profile' as const) : ('password' as const), profile, notice };
+    return kit.page(reply, s, status, `User ${user.username}`, 'users', userBody(view), refused(problem));
   };
 
   kit.route(app, '/users/:id', {
@@ -64,6 +66,18 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
       if (user.id === s.admin.id) return kit.message(reply, s, 400, 'Not here', 'You cannot change your own admin right in the console.', 'users');
       if (!(await setUserAdmin(ctx, user.username, value === 'on'))) return missing(reply, s);
       return kit.redirect(reply, `/users/${user.id}?done=admin-${value}`);
+    }),
+  });
+
+  kit.route(app, '/users/:id/profile', {
+    POST: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      const profile = { name: s.form.values.get('name') ?? '', email: s.form.values.get('email') ?? '', emailVerified: s.form.get('email_verified') === 'on' };
+      const outcome = await ConsoleKit.attempt(() => updateProfile(ctx, user.username, profile), 'email');
+      if (!('ok' in outcome)) return userPage(reply, s, outcome.status, user, outcome, undefined, profile);
+      if (!outcome.ok) return missing(reply, s);
+      return kit.redirect(reply, `/users/${user.id}?done=profile`);
     }),
   });
 

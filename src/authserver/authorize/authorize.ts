@@ -1,16 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { ConsentRequired, LoginRequired, OAuthError } from '../../platform/http/errors.js';
+import { ConsentRequired, InvalidRequest, LoginRequired, OAuthError } from '../../platform/http/errors.js';
 import { errorAnswer } from '../../platform/http/html/index.js';
 import { audit } from '../audit.js';
-import { parseUrlEncoded, queryParams } from '../params.js';
-import { endSession, sessionUser } from '../sessions.js';
+import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params.js';
+import { endSession, sessionOf, type SignedIn } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login } from './login.js';
 import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { withAdminRule } from '../scope-request.js';
-import type { User } from '../model/users.js';
+import { userSubject, type User } from '../model/users.js';
+import { readIdTokenHint } from '../oidc/id-token.js';
 
 // GET/POST {auth_url}/authorize: the authorization code and implicit grants (RFC 6749 §4.1, §4.2).
 // The forms carry the original request as one hidden field and every POST checks it again from
@@ -59,34 +60,71 @@ function forUser(req: AuthorizationRequest, user: User): AuthorizationRequest {
   }
 }
 
+/**
+ * Whether this request needs the user to sign in (again) before anything else: nobody is signed
+ * in, `prompt=login`, a sign-in older than `max_age`, or an `id_token_hint` naming someone else.
+ */
+async function signInNeeded(ctx: AppContext, req: AuthorizationRequest, signedIn: SignedIn | null): Promise<string | null> {
+  let hinted: string | null = null;
+  if (req.idTokenHint !== null) {
+    const hint = await readIdTokenHint(ctx, req.idTokenHint);
+    if (!hint || hint.aud !== req.client.id) throw new RedirectError(new InvalidRequest('id_token_hint is not an ID token this server issued to this client', { id_token_hint: 'is not valid' }));
+    hinted = hint.sub;
+  }
+  if (!signedIn) return 'The user is not signed in';
+  if (req.prompt.has('login')) return 'prompt=login asks the user to sign in again';
+  if (req.maxAge !== null && Date.now() - signedIn.authTime > req.maxAge * 1000) return 'The sign-in is older than max_age';
+  if (hinted !== null && hinted !== userSubject(signedIn.user.id)) return 'The signed-in user is not the one named by id_token_hint';
+  return null;
+}
+
+/** An authorization request, from a GET or a relying party's POST (OpenID Connect Core §3.1.2.1): sign-in, then consent. */
+async function startAuthorization(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, params: () => Params, raw: string) {
+  return guarded(
+    ctx,
+    request,
+    reply,
+    () => readAuthorizationRequest(ctx, params(), raw),
+    async (req) => {
+      const signedIn = await sessionOf(ctx, request);
+      const why = await signInNeeded(ctx, req, signedIn);
+      if (why !== null) {
+        if (req.prompt.has('none')) throw new RedirectError(new LoginRequired(why));
+        return renderLogin(ctx, request, reply, req, 200, undefined, req.loginHint ?? undefined);
+      }
+      const asked = forUser(req, signedIn!.user);
+      // Remembered consent: a live grant to this client that covers the request answers at once.
+      const remembered = asked.prompt.has('consent') ? null : await rememberedConsent(ctx, asked, signedIn!.user);
+      if (remembered !== null) return grantRemembered(ctx, request, reply, asked, signedIn!, remembered);
+      if (req.prompt.has('none')) throw new RedirectError(new ConsentRequired('The user has not authorized this request yet'));
+      return renderConsent(ctx, request, reply, asked, signedIn!.user);
+    },
+  );
+}
+
 export function authorizeGet(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const q = request.url.indexOf('?');
-    const raw = q < 0 ? '' : request.url.slice(q + 1);
-    return guarded(
-      ctx,
-      request,
-      reply,
-      () => readAuthorizationRequest(ctx, queryParams(request), raw),
-      async (req) => {
-        const user = await sessionUser(ctx, request);
-        if (!user) {
-          if (req.prompt.has('none')) throw new RedirectError(new LoginRequired('The user is not signed in'));
-          return renderLogin(ctx, request, reply, req);
-        }
-        const asked = forUser(req, user);
-        // Remembered consent: a live grant to this client that covers the request answers at once.
-        const remembered = asked.prompt.has('consent') ? null : await rememberedConsent(ctx, asked, user);
-        if (remembered !== null) return grantRemembered(ctx, request, reply, asked, user, remembered);
-        if (req.prompt.has('none')) throw new RedirectError(new ConsentRequired('The user has not authorized this request yet'));
-        return renderConsent(ctx, request, reply, asked, user);
-      },
-    );
+    return startAuthorization(ctx, request, reply, () => queryParams(request), q < 0 ? '' : request.url.slice(q + 1));
   };
 }
 
 export function authorizePost(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    // A relying party may send the authorization request itself as a form POST (OpenID Connect
+    // Core §3.1.2.1; no `step`, none of our pages' fields): it is the GET's request, and as safe to
+    // accept from any site as the GET is.
+    let posted: Params;
+    try {
+      posted = bodyParams(request);
+    } catch {
+      pageHeaders(reply);
+      return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form could not be read.');
+    }
+    if (!posted.has('step') && !posted.has('csrf_token') && posted.has('client_id')) {
+      const raw = new URLSearchParams([...posted.multi].flatMap(([k, vs]) => vs.map((v): [string, string] => [k, v]))).toString();
+      return startAuthorization(ctx, request, reply, () => posted, raw);
+    }
     const form = await checkedForm(ctx, request, reply, 'Go back to the application and start again.');
     if (!form) return reply;
     const raw = form.repeated.has('request') ? '' : (form.values.get('request') ?? '');
@@ -103,9 +141,9 @@ export function authorizePost(ctx: AppContext) {
           pageHeaders(reply);
           return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
         }
-        const user = await sessionUser(ctx, request);
-        if (!user) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
-        if (step === 'consent') return decide(ctx, request, reply, forUser(req, user), user, form);
+        const signedIn = await sessionOf(ctx, request);
+        if (!signedIn) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
+        if (step === 'consent') return decide(ctx, request, reply, forUser(req, signedIn.user), signedIn, form);
         return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form was not understood.');
       },
     );

@@ -7,6 +7,8 @@ import { write } from '../../platform/store/write-path.js';
 import { AccessDenied } from '../../platform/http/errors.js';
 import { audit } from '../audit.js';
 import { userSubject, type User } from '../model/users.js';
+import type { SignedIn } from '../sessions.js';
+import { isIdentityScope } from '../oidc/claims.js';
 import type { Params } from '../params.js';
 import { insertCode, listLiveGrantRows } from '../store/grants.js';
 import { issueTokens, type Grant } from '../tokens.js';
@@ -17,7 +19,8 @@ import { describeDuration } from './views.js';
 // The consent step: the user's decision becomes an authorization code (code grant) or tokens in
 // the fragment (implicit grant, through the same token pipeline as every other grant).
 
-export async function decide(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, form: Params) {
+export async function decide(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, signedIn: SignedIn, form: Params) {
+  const { user } = signedIn;
   const subject = userSubject(user.id);
   const decision = form.get('decision');
   pageHeaders(reply, [formTarget(req.redirectUri)]);
@@ -31,14 +34,14 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   const again = (message: string) => renderConsent(ctx, request, reply, req, user, 400, message, { scopes: form.all('scope'), ttl: /^\d+$/.test(ttlText) ? ttl : null });
   if (decision !== 'allow' && decision !== 'allow_read') return again('Choose Allow or Deny.');
   // "Read only": the read scopes of the request, whatever the boxes say.
-  const chosen = decision === 'allow_read' ? req.scope.filter((s) => s.endsWith(':read')) : form.all('scope');
+  const chosen = decision === 'allow_read' ? req.scope.filter((s) => s.endsWith(':read') || (isIdentityScope(s) && form.all('scope').includes(s))) : form.all('scope');
   if (chosen.some((s) => !req.scope.includes(s))) return again('Only the permissions listed can be granted.');
   if (chosen.length === 0) return again(decision === 'allow_read' ? 'This application asked for no read permission.' : 'Choose at least one permission, or deny access.');
   if (!/^\d+$/.test(ttlText) || ttl < 1 || ttl > ctx.config.auth.maxGrantTtl)
     return again(`Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
 
   const scope = canonicalScope(chosen, req.scope);
-  return grantAccess(ctx, request, reply, req, subject, scope, { new: Date.now() + ttl * 1000 }, `valid for ${ttl}s`);
+  return grantAccess(ctx, request, reply, req, signedIn, scope, { new: Date.now() + ttl * 1000 }, `valid for ${ttl}s`);
 }
 
 /**
@@ -59,9 +62,9 @@ export async function rememberedConsent(ctx: AppContext, req: AuthorizationReque
 }
 
 /** Issues what the request asked for without showing the consent page (see rememberedConsent). */
-export async function grantRemembered(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, grant: Grant) {
+export async function grantRemembered(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, signedIn: SignedIn, grant: Grant) {
   pageHeaders(reply, [formTarget(req.redirectUri)]);
-  return grantAccess(ctx, request, reply, req, userSubject(user.id), req.scope, { existing: grant }, 'remembered consent');
+  return grantAccess(ctx, request, reply, req, signedIn, req.scope, { existing: grant }, 'remembered consent');
 }
 
 /**
@@ -74,11 +77,12 @@ async function grantAccess(
   request: FastifyRequest,
   reply: FastifyReply,
   req: AuthorizationRequest,
-  subject: string,
+  signedIn: SignedIn,
   scope: string[],
   grant: { new: number } | { existing: Grant },
   reason: string,
 ) {
+  const subject = userSubject(signedIn.user.id);
   const now = Date.now();
   const grantExpiresAt = 'new' in grant ? grant.new : grant.existing.expiresAt;
   if (req.responseType === 'code') {
@@ -100,6 +104,10 @@ async function grantAccess(
         // A remembered authorization's code belongs to the existing grant from the start.
         grant_id: 'existing' in grant ? grant.existing.id : null,
         created_at: now,
+        // What the ID token of this code's exchange says about the sign-in (OpenID Connect).
+        nonce: req.nonce,
+        auth_time: signedIn.authTime,
+        sid: signedIn.sid,
       }),
     );
     audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });

@@ -6,7 +6,7 @@ import { userSubject } from '../model/users.js';
 import type { Params } from '../params.js';
 import { startSession } from '../sessions.js';
 import { authorizePath, pageHeaders, renderLogin } from './pages.js';
-import type { AuthorizationRequest } from './request.js';
+import { afterSignIn, type AuthorizationRequest } from './request.js';
 import { describeDuration } from './views.js';
 
 // The login step of the authorization flow: the same throttled sign-in as the password grant.
@@ -25,6 +25,8 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
   await startSession(ctx, request, reply, user.id);
   audit(ctx, request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
   pageHeaders(reply);
-  // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
-  return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
+  // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource
+  // API answers no 3xx but 303, docs/api.md#status-codes), less what this sign-in has just met.
+  const raw = afterSignIn(req.raw);
+  return reply.redirect(`${authorizePath(ctx)}${raw ? `?${raw}` : ''}`, 303);
 }

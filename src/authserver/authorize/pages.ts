@@ -7,6 +7,7 @@ import { bodyParams, type Params } from '../params.js';
 import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
 import type { User } from '../model/users.js';
+import { IDENTITY_LABELS, isIdentityScope } from '../oidc/claims.js';
 import { consentPage, type CardView, type ScopeGroup, describeDuration, errorPage, loginPage } from './views.js';
 
 // Sending the authorization server's card pages (login, consent, account, errors) on the HTML kit.
@@ -53,6 +54,8 @@ export interface ConsentChoices {
  * in particular gets every scope it may have offered, and writing is the user's explicit choice).
  * `admin` is never ticked and says what it is: full control of the deployment.
  */
+const IDENTITY_GROUP = ' identity'; // not a collection name (those have no spaces)
+
 const ADMIN_WARNING =
   'Full control of this gatehouse deployment: every user, application, grant and setting, and every record through the admin API. Allow only for an administration tool you trust.';
 
@@ -64,6 +67,12 @@ export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choice
     const model = m ? ctx.collections.get(m[1]) : undefined;
     const checked = choices ? choices.scopes.includes(value) : value !== ADMIN_SCOPE && (!m || m[2] === 'read' || explicit);
     const choice = { value, label: scopeLabel(ctx.collections, value), checked };
+    if (isIdentityScope(value)) {
+      const group = groups.get(IDENTITY_GROUP) ?? { title: 'Your identity', items: [] };
+      group.items!.push({ value, label: IDENTITY_LABELS[value as keyof typeof IDENTITY_LABELS], checked: choices ? choices.scopes.includes(value) : true });
+      groups.set(IDENTITY_GROUP, group);
+      continue;
+    }
     if (value === ADMIN_SCOPE) {
       groups.set(value, { title: 'Administration', other: choice, warning: ADMIN_WARNING });
       continue;

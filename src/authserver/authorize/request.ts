@@ -1,10 +1,10 @@
 import type { AppContext } from '../../contract/context.js';
-import { InvalidRequest, OAuthError, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
+import { InvalidRequest, OAuthError, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, grantEnabled, pkceRequired, type Client } from '../model/clients.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
-import { issuerOf } from '../endpoints/metadata.js';
+import { issuerOf } from '../issuer.js';
 import { RESPONSE_TYPES, type RedirectGrantType } from '../grants/registry.js';
 
 // Reading an authorization request (RFC 6749 §4.1.1, §4.2.1) in two stages. Until the client and
@@ -33,9 +33,18 @@ export interface AuthorizationRequest extends VerifiedTarget {
   codeChallenge: string | null;
   /**
    * `prompt` (OpenID Connect Core §3.1.2.1, space-separated): `consent` asks again even when a
-   * live grant covers the request; `none` shows no page at all (login_required / consent_required).
+   * live grant covers the request; `none` shows no page at all (login_required / consent_required);
+   * `login` asks the user to sign in again.
    */
   prompt: ReadonlySet<string>;
+  /** OpenID Connect: echoed in the ID token. */
+  nonce: string | null;
+  /** OpenID Connect `max_age`: seconds since the sign-in after which the user signs in again. */
+  maxAge: number | null;
+  /** OpenID Connect `login_hint`: the user name the login page is filled with. */
+  loginHint: string | null;
+  /** OpenID Connect `id_token_hint`: an ID token naming the user the client expects. */
+  idTokenHint: string | null;
 }
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
@@ -118,6 +127,9 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
   };
   const checkRest = (): AuthorizationRequest => {
     for (const name of params.repeated) throw new InvalidRequest(`The ${name} parameter is repeated`);
+    // OpenID Connect Core §6: request objects are not supported (discovery says so).
+    if (params.get('request') !== undefined) throw new RequestNotSupported('Request objects (the request parameter) are not supported; send the parameters themselves');
+    if (params.get('request_uri') !== undefined) throw new RequestUriNotSupported('request_uri is not supported; send the parameters themselves');
     const responseType = params.get('response_type');
     if (!responseType) throw new InvalidRequest('response_type is required');
     const grant = GRANT_OF_RESPONSE_TYPE.get(responseType);
@@ -142,7 +154,24 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     const prompt = new Set((params.get('prompt') ?? '').split(' ').filter(Boolean));
     for (const value of prompt) if (!PROMPTS.has(value)) throw new InvalidRequest(`Unknown prompt value: ${value}`);
     if (prompt.has('none') && prompt.size > 1) throw new InvalidRequest('prompt=none cannot be combined with other values');
-    return { ...partial, responseType: responseType as ResponseType, grant, scope, codeChallenge, prompt };
+    const maxAgeText = params.get('max_age');
+    if (maxAgeText !== undefined && !/^\d{1,10}$/.test(maxAgeText)) throw new InvalidRequest('max_age must be a number of seconds');
+    const text = (name: string) => {
+      const value = params.get(name);
+      return value === undefined || value === '' ? null : value;
+    };
+    return {
+      ...partial,
+      responseType: responseType as ResponseType,
+      grant,
+      scope,
+      codeChallenge,
+      prompt,
+      nonce: text('nonce'),
+      maxAge: maxAgeText === undefined ? null : Number(maxAgeText),
+      loginHint: text('login_hint'),
+      idTokenHint: text('id_token_hint'),
+    };
   };
   return { partial, complete };
 }
@@ -159,6 +188,21 @@ export function redirectTo(ctx: AppContext, redirectUri: string, responseType: R
   if (responseType === 'token') url.hash = new URLSearchParams(entries.map(([k, v]): [string, string] => [k, String(v)])).toString();
   else for (const [k, v] of entries) url.searchParams.append(k, String(v));
   return url.toString();
+}
+
+/**
+ * The request to come back to once the user has signed in: what asked for that sign-in
+ * (`prompt=login`, `max_age`, `id_token_hint`) is met by it and taken out, so that the page that
+ * follows does not ask again.
+ */
+export function afterSignIn(raw: string): string {
+  const params = new URLSearchParams(raw);
+  params.delete('max_age');
+  params.delete('id_token_hint');
+  const prompt = (params.get('prompt') ?? '').split(' ').filter((p) => p && p !== 'login');
+  if (prompt.length) params.set('prompt', prompt.join(' '));
+  else params.delete('prompt');
+  return params.toString();
 }
 
 /** An OAuth error answered at the client's redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1). */

@@ -47,6 +47,8 @@ export interface ScopeGroup {
   read?: ScopeChoice;
   write?: ScopeChoice;
   other?: ScopeChoice;
+  /** Choices said in words, one per line (the identity scopes of OpenID Connect: "Your identity"). */
+  items?: ScopeChoice[];
   /** Said in words under the row (what `admin` amounts to). */
   warning?: string;
 }
@@ -77,10 +79,16 @@ export function consentPage(v: ConsentView): CardView {
     const id = `scope-${n++}`;
     return html`<label class="tick" for="${id}"><input type="checkbox" id="${id}" name="scope" value="${c.value}"${c.checked ? html` checked` : ''}> ${word}<span class="visually-hidden">: ${c.label} (${c.value})</span></label>`;
   };
+  const item = (c: ScopeChoice) => {
+    const id = `scope-${n++}`;
+    return html`<label class="tick" for="${id}"><input type="checkbox" id="${id}" name="scope" value="${c.value}"${c.checked ? html` checked` : ''}> ${c.label}</label>`;
+  };
   const rows = v.groups.map(
     (g, i) =>
       html`${i ? '\n' : ''}${
-        g.other
+        g.items
+          ? html`<div class="perm perm-items"><span class="perm-name">${g.title}</span>${g.items.map(item)}</div>`
+          : g.other
           ? html`<div class="perm"><span class="perm-name">${g.title}</span>${tick(g.other, 'Allow')}${none}${g.warning ? html`<p class="perm-warning">${g.warning}</p>` : ''}</div>`
           : html`<div class="perm"><span class="perm-name">${g.title}</span>${tick(g.read, 'Read')}${tick(g.write, 'Write')}</div>`
       }`,

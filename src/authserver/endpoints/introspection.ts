@@ -8,7 +8,7 @@ import { findGrant } from '../tokens.js';
 import { findAccessTokenWithGrant, findRefreshTokenRow } from '../store/grants.js';
 import { findUserById } from '../model/users.js';
 import { mayIntrospect, type Client } from '../model/clients.js';
-import { issuerOf } from './metadata.js';
+import { issuerOf } from '../issuer.js';
 
 // POST {auth_url}/introspection (RFC 7662), for confidential clients. A client learns only about
 // the tokens issued to itself; a client registered as a resource server (--introspect) about every

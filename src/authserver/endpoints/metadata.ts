@@ -1,21 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../platform/config/load.js';
+import { issuerOf } from '../issuer.js';
 import type { AppContext } from '../../contract/context.js';
 import { CODE_CHALLENGE_METHODS } from '../pkce.js';
 import { scopeUniverse } from '../../contract/scopes.js';
 import { grantEnabled } from '../model/client.js';
 import { GRANTS, RESPONSE_TYPES } from '../grants/registry.js';
+import { CLAIMS_SUPPORTED, IDENTITY_SCOPES } from '../oidc/claims.js';
+import { ID_TOKEN_ALGS } from '../model/client.js';
 
-// Authorization server metadata (RFC 8414) at {publicUrl}/.well-known/oauth-authorization-server.
-// The issuer identifier is publicUrl: with a path-less publicUrl this is exactly the RFC 8414
-// location; with a path (https://example.org/api) the document stays under that path like every
-// other route, and docs/oauth.md says so.
-
-export function issuerOf(config: Config): string {
-  return config.publicUrl;
-}
+// Authorization server metadata (RFC 8414) at {publicUrl}/.well-known/oauth-authorization-server,
+// and the OpenID Provider metadata at {publicUrl}/.well-known/openid-configuration (the issuer:
+// issuer.ts).
 
 export const METADATA_PATH = '/.well-known/oauth-authorization-server';
+/** OpenID Connect Discovery 1.0 §4: `{issuer}/.well-known/openid-configuration`. */
+export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration';
 
 export function authorizationServerMetadata(ctx: AppContext): Record<string, unknown> {
   const { config } = ctx;
@@ -26,13 +25,16 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     token_endpoint: `${auth}/token`,
     revocation_endpoint: `${auth}/revocation`,
     introspection_endpoint: `${auth}/introspection`,
+    userinfo_endpoint: `${auth}/userinfo`,
+    jwks_uri: `${auth}/jwks`,
+    end_session_endpoint: `${auth}/logout`,
     // Each listed only while its grant is enabled (auth.grants).
     response_types_supported: RESPONSE_TYPES.filter(([, grant]) => grantEnabled(config, grant)).map(([type]) => type),
     response_modes_supported: ['query', 'fragment'],
     // RFC 9207: every authorization response carries `iss` (authorize/request.ts, redirectTo).
     authorization_response_iss_parameter_supported: true,
     grant_types_supported: GRANTS.filter((g) => grantEnabled(config, g.grantType)).map((g) => g.grantType),
-    scopes_supported: scopeUniverse(ctx.collections),
+    scopes_supported: [...IDENTITY_SCOPES, ...scopeUniverse(ctx.collections)],
     code_challenge_methods_supported: [...CODE_CHALLENGE_METHODS],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
@@ -41,9 +43,25 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
   };
 }
 
-export function metadataEndpoint(ctx: AppContext) {
+/** The OpenID Provider metadata (Discovery §3): the same document, with what OpenID Connect adds. */
+export function openidConfiguration(ctx: AppContext): Record<string, unknown> {
+  return {
+    ...authorizationServerMetadata(ctx),
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
+    userinfo_signing_alg_values_supported: ['none'],
+    claims_supported: CLAIMS_SUPPORTED,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    prompt_values_supported: ['none', 'login', 'consent'],
+    display_values_supported: ['page'],
+  };
+}
+
+export function metadataEndpoint(ctx: AppContext, document: (ctx: AppContext) => Record<string, unknown> = authorizationServerMetadata) {
   return async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('cache-control', 'public, max-age=300');
-    return reply.type('application/json; charset=utf-8').send(authorizationServerMetadata(ctx));
+    return reply.type('application/json; charset=utf-8').send(document(ctx));
   };
 }

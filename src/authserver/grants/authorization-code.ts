@@ -66,6 +66,7 @@ export const authorizationCodeGrant: TokenGrant = {
       // Claimed and tied to its grant in one statement: of two racing redemptions exactly one wins.
       claim: async (tx, grantId) => claimCode(tx, row.hash, grantId!, Date.now()),
       audit: { event: 'grant.issued' },
+      signIn: row.auth_time === null ? null : { authTime: Number(row.auth_time), sid: row.sid, nonce: row.nonce },
     });
     if (!response) {
       const used = await findCodeRow(ctx.store, row.hash);

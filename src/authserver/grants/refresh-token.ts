@@ -54,6 +54,8 @@ export const refreshTokenGrant: TokenGrant = {
       refreshScope: holding,
       claim: (tx) => claimRefreshToken(tx, row.hash, now),
       audit: { event: 'token.refreshed' },
+      // OpenID Connect Core §12.2: a new ID token about the same sign-in (its auth_time and session), without a nonce.
+      signIn: row.auth_time === null ? null : { authTime: Number(row.auth_time), sid: row.sid },
     });
     if (!response) {
       await revokeAfterReplay(ctx, request.log, row.grant_id, 'refresh.reused', { client_id: client.id, subject: grant.subject, reason: 'concurrent refresh' });

@@ -9,10 +9,14 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 /** The kinds of access token a client may be registered for (docs/oauth.md). */
 export const TOKEN_TYPES = ['bearer', 'mac'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
+/** How a client's ID tokens may be signed (OpenID Connect; `id_token_signed_response_alg`). */
+export const ID_TOKEN_ALGS = ['RS256', 'ES256'] as const;
+export type IdTokenAlg = (typeof ID_TOKEN_ALGS)[number];
 
-export interface Client extends Omit<ClientRecord, 'grantTypes' | 'tokenType'> {
+export interface Client extends Omit<ClientRecord, 'grantTypes' | 'tokenType' | 'idTokenSignedResponseAlg'> {
   grantTypes: GrantType[];
   tokenType: TokenType;
+  idTokenSignedResponseAlg: IdTokenAlg;
 }
 
 /** Whether the deployment offers this grant (`auth.grants`); a client registered for it before it was turned off still cannot use it. */

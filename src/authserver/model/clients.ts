@@ -6,7 +6,7 @@ import { announceRevocation } from '../../contract/revocation-notices.js';
 import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write, type WriteTx } from '../../platform/store/write-path.js';
-import { GRANT_TYPES, TOKEN_TYPES, grantEnabled, type Client, type GrantType, type TokenType } from './client.js';
+import { GRANT_TYPES, ID_TOKEN_ALGS, TOKEN_TYPES, grantEnabled, type Client, type GrantType, type IdTokenAlg, type TokenType } from './client.js';
 import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
@@ -14,7 +14,7 @@ import { revokeAllOf, type Revoked } from '../tokens.js';
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
 // clients only through this module, so a rule holds whoever asks.
 
-export { GRANT_TYPES, TOKEN_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
+export { GRANT_TYPES, ID_TOKEN_ALGS, TOKEN_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
 
 /** Secrets are stored as SHA-256, which is sound only for high-entropy secrets. */
 export const MIN_CLIENT_SECRET_LENGTH = 32;
@@ -22,7 +22,7 @@ export const MIN_CLIENT_SECRET_LENGTH = 32;
 export const CLIENT_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 function toClient(r: ClientRecord): Client {
-  return { ...r, grantTypes: r.grantTypes as GrantType[], tokenType: r.tokenType === 'mac' ? 'mac' : 'bearer' };
+  return { ...r, grantTypes: r.grantTypes as GrantType[], tokenType: r.tokenType === 'mac' ? 'mac' : 'bearer', idTokenSignedResponseAlg: r.idTokenSignedResponseAlg === 'ES256' ? 'ES256' : 'RS256' };
 }
 
 export interface NewClient {
@@ -46,6 +46,10 @@ export interface NewClient {
   introspect?: boolean;
   /** Its authorization code requests must carry a PKCE challenge (public clients always must). */
   requirePkce?: boolean;
+  /** OpenID Connect: how its ID tokens are signed (RS256 by default). */
+  idTokenSignedResponseAlg?: string;
+  /** OpenID Connect: where RP-initiated logout may send the browser back (absolute, no fragment). */
+  postLogoutRedirectUris?: string[];
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -112,6 +116,13 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     const problem = redirectUriProblem(uri);
     if (problem || !/^https?:$/.test(new URL(uri).protocol)) bad('uri', problem ?? `${uri}: a home page is an http(s) URL`);
   }
+  const postLogoutRedirectUris = [...new Set(input.postLogoutRedirectUris ?? [])];
+  for (const uri of postLogoutRedirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) bad('post_logout_redirect_uris', problem);
+  }
+  const idTokenAlg = input.idTokenSignedResponseAlg ?? 'RS256';
+  if (!(ID_TOKEN_ALGS as readonly string[]).includes(idTokenAlg)) bad('id_token_signed_response_alg', `must be ${ID_TOKEN_ALGS.join(' or ')}`);
   const name = input.name?.trim();
   if (input.name !== undefined && (name === '' || input.name.length > 100)) bad('name', 'must be 1-100 characters');
   let scope: string | null = null;
@@ -124,7 +135,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris };
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
@@ -171,7 +182,9 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 }
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
-export type ClientChanges = Partial<Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce'>>;
+export type ClientChanges = Partial<
+  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>
+>;
 
 /**
  * Changes a client under the same rules as registering one (checked on the result). Every
@@ -195,6 +208,8 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       verified: changes.verified ?? record.verified,
       introspect: changes.introspect ?? record.introspect,
       requirePkce: changes.requirePkce ?? record.requirePkce,
+      idTokenSignedResponseAlg: changes.idTokenSignedResponseAlg ?? record.idTokenSignedResponseAlg,
+      postLogoutRedirectUris: changes.postLogoutRedirectUris ?? record.postLogoutRedirectUris,
     }, record.grantTypes);
     const updated: Client = {
       ...toClient(record),
@@ -208,6 +223,8 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       verified: checked.verified,
       introspect: checked.introspect,
       requirePkce: checked.requirePkce,
+      idTokenSignedResponseAlg: checked.idTokenSignedResponseAlg,
+      postLogoutRedirectUris: checked.postLogoutRedirectUris,
     };
     await updateClientRecord(tx, updated);
     clientEvent(tx, 'client.updated', updated, actor);
@@ -271,6 +288,8 @@ export function describeClient(client: Client): Record<string, unknown> {
     verified: client.verified,
     introspect: client.introspect,
     require_pkce: client.requirePkce,
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

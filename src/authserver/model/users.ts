@@ -13,6 +13,8 @@ import {
   listUserRecords,
   updateUserAdmin,
   updateUserPassword,
+  updateUserProfile,
+  type UserProfile,
   type UserRecord,
 } from '../store/users.js';
 import { revokeAllOf, revokeGrantsWithScope, type Revoked } from '../tokens.js';
@@ -38,14 +40,59 @@ export function passwordProblem(password: string): string | null {
   return password.length < MIN_PASSWORD_LENGTH ? `the password must have at least ${MIN_PASSWORD_LENGTH} characters` : null;
 }
 
-export async function createUser(ctx: AppContext, username: string, password: string, options: { admin?: boolean } = {}, actor: string | null = null): Promise<User> {
+/** An e-mail address as gatehouse accepts one: one @, a dot in the domain, no spaces, at most 254 characters. */
+export const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
+export const MAX_EMAIL_LENGTH = 254;
+export const MAX_NAME_LENGTH = 100;
+
+export function emailProblem(email: string): string | null {
+  return email.length <= MAX_EMAIL_LENGTH && EMAIL.test(email) ? null : 'an e-mail address is name@domain, at most 254 characters';
+}
+
+export function nameProblem(name: string): string | null {
+  return name.trim() !== '' && name.length <= MAX_NAME_LENGTH && !/[\u0000-\u001f\u007f]/.test(name) ? null : `a name is 1-${MAX_NAME_LENGTH} characters, no control characters`;
+}
+
+/** A profile change: a field absent stays; null clears it. */
+export interface ProfileChanges {
+  email?: string | null;
+  emailVerified?: boolean;
+  name?: string | null;
+}
+
+/** `changes` over `current`, checked: an e-mail that changes is unverified unless said otherwise. */
+function checkedProfile(current: UserProfile, changes: ProfileChanges): UserProfile {
+  const problems: Record<string, string> = {};
+  const email = changes.email === undefined ? current.email : changes.email === null || changes.email.trim() === '' ? null : changes.email.trim();
+  const name = changes.name === undefined ? current.name : changes.name === null || changes.name.trim() === '' ? null : changes.name.trim();
+  if (email !== null && email !== current.email) {
+    const problem = emailProblem(email);
+    if (problem) problems.email = problem;
+  }
+  if (name !== null && name !== current.name) {
+    const problem = nameProblem(name);
+    if (problem) problems.name = problem;
+  }
+  if (Object.keys(problems).length) throw new InvalidInput(Object.values(problems)[0], problems);
+  const emailVerified = email === null ? false : (changes.emailVerified ?? (email === current.email ? current.emailVerified : false));
+  return { email, emailVerified, name };
+}
+
+export async function createUser(
+  ctx: AppContext,
+  username: string,
+  password: string,
+  options: { admin?: boolean } & ProfileChanges = {},
+  actor: string | null = null,
+): Promise<User> {
   const problems: Record<string, string> = {};
   const u = usernameProblem(username);
   if (u) problems.username = u;
   const p = passwordProblem(password);
   if (p) problems.password = p;
   if (Object.keys(problems).length) throw new InvalidInput(Object.values(problems)[0], problems);
-  const user = { id: newTimeOrderedId(), username, admin: options.admin === true, createdAt: Date.now(), passwordHash: await hashPassword(password) };
+  const profile = checkedProfile({ email: null, emailVerified: false, name: null }, options);
+  const user = { id: newTimeOrderedId(), username, admin: options.admin === true, createdAt: Date.now(), updatedAt: null, ...profile, passwordHash: await hashPassword(password) };
   try {
     await write(ctx.store, async (tx) => {
       if (await findUserRecordByUsername(tx, username)) throw new AlreadyExists(`a user named "${username}" already exists`);
@@ -56,7 +103,25 @@ export async function createUser(ctx: AppContext, username: string, password: st
     if (!(e instanceof AlreadyExists) && (await findUserRecordByUsername(ctx.store, username))) throw new AlreadyExists(`a user named "${username}" already exists`);
     throw e;
   }
-  return { id: user.id, username, admin: user.admin, createdAt: user.createdAt };
+  const { passwordHash: _, ...created } = user;
+  return created;
+}
+
+/**
+ * Changes a user's e-mail address, its verified mark or their name (the CLI, the admin API, the
+ * console, the account page). Null when there is no such user.
+ */
+export async function updateProfile(ctx: AppContext, username: string, changes: ProfileChanges, actor: string | null = null): Promise<User | null> {
+  return write(ctx.store, async (tx) => {
+    const user = await findUserRecordByUsername(tx, username);
+    if (!user) return null;
+    const profile = checkedProfile(user, changes);
+    const now = Date.now();
+    await updateUserProfile(tx, user.id, profile, now);
+    const updated = { ...user, ...profile, updatedAt: now };
+    userEvent(tx, 'user.updated', updated, actor);
+    return updated;
+  });
 }
 
 /** Makes a user an admin (may be granted the `admin` scope) or not. Null when there is no such user. */
@@ -98,7 +163,16 @@ function userEvent(tx: WriteTx, type: 'user.created' | 'user.updated' | 'user.re
 
 /** What a user looks like to operators (CLI output, admin API): never the password hash. */
 export function describeUser(user: User): Record<string, unknown> {
-  return { id: user.id, username: user.username, subject: userSubject(user.id), admin: user.admin, created_at: new Date(user.createdAt).toISOString() };
+  return {
+    id: user.id,
+    username: user.username,
+    subject: userSubject(user.id),
+    admin: user.admin,
+    email: user.email,
+    email_verified: user.emailVerified,
+    name: user.name,
+    created_at: new Date(user.createdAt).toISOString(),
+  };
 }
 
 export function findUserById(ctx: AppContext, id: string): Promise<User | null> {
@@ -137,5 +211,7 @@ export async function removeUser(ctx: AppContext, username: string, actor: strin
 export async function verifyUserCredentials(ctx: AppContext, username: string, password: string): Promise<User | null> {
   const found = await findUserCredentials(ctx.store, username);
   const ok = await verifyPassword(found?.passwordHash ?? (await decoyPasswordHash()), password);
-  return found && ok ? { id: found.id, username: found.username, admin: found.admin, createdAt: found.createdAt } : null;
+  if (!found || !ok) return null;
+  const { passwordHash: _, ...user } = found;
+  return user;
 }

@@ -28,6 +28,10 @@ export interface ClientRecord {
   introspect: boolean;
   /** Its authorization requests must carry a PKCE challenge even though it is confidential. */
   requirePkce: boolean;
+  /** How its ID tokens are signed (OpenID Connect): RS256 or ES256. */
+  idTokenSignedResponseAlg: string;
+  /** Where RP-initiated logout may send the browser back. */
+  postLogoutRedirectUris: string[];
 }
 
 /** Every origin a browser may call from for this client: its redirect URIs' origins and its --origin ones. */
@@ -51,6 +55,8 @@ function fromRow(row: ClientsTable): ClientRecord {
     verified: Number(row.verified ?? 0) === 1,
     introspect: Number(row.introspect ?? 0) === 1,
     requirePkce: Number(row.require_pkce ?? 0) === 1,
+    idTokenSignedResponseAlg: row.id_token_signed_response_alg ?? 'RS256',
+    postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris ?? '[]') as string[],
   };
 }
 
@@ -107,6 +113,8 @@ export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<v
       verified: client.verified ? 1 : 0,
       introspect: client.introspect ? 1 : 0,
       require_pkce: client.requirePkce ? 1 : 0,
+      id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     })
     .execute();
   await writeOrigins(tx, client);
@@ -133,6 +141,8 @@ export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Pro
       verified: client.verified ? 1 : 0,
       introspect: client.introspect ? 1 : 0,
       require_pkce: client.requirePkce ? 1 : 0,
+      id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     })
     .where('id', '=', client.id)
     .execute();

@@ -3,16 +3,28 @@ import type { WriteTx } from '../../platform/store/write-path.js';
 
 // Owner of the sessions table: browser sign-ins, stored by the hash of the cookie value.
 
-export async function findSessionUserId(on: On, hash: string, now: number): Promise<string | null> {
-  const row = await sqlOf(on).selectFrom('sessions').select('user_id').where('hash', '=', hash).where('expires_at', '>', now).executeTakeFirst();
-  return row?.user_id ?? null;
+/** A live session: whose, since when (the sign-in), and its public id (null for one from before OpenID Connect). */
+export interface SessionRow {
+  userId: string;
+  createdAt: number;
+  sid: string | null;
 }
 
-export async function insertSession(tx: WriteTx, session: { hash: string; userId: string; expiresAt: number; createdAt: number }): Promise<void> {
+export async function findSession(on: On, hash: string, now: number): Promise<SessionRow | null> {
+  const row = await sqlOf(on).selectFrom('sessions').select(['user_id', 'created_at', 'sid']).where('hash', '=', hash).where('expires_at', '>', now).executeTakeFirst();
+  return row ? { userId: row.user_id, createdAt: Number(row.created_at), sid: row.sid ?? null } : null;
+}
+
+export async function insertSession(tx: WriteTx, session: { hash: string; userId: string; sid: string; expiresAt: number; createdAt: number }): Promise<void> {
   await sqlOf(tx)
     .insertInto('sessions')
-    .values({ hash: session.hash, user_id: session.userId, expires_at: session.expiresAt, created_at: session.createdAt })
+    .values({ hash: session.hash, user_id: session.userId, sid: session.sid, expires_at: session.expiresAt, created_at: session.createdAt })
     .execute();
+}
+
+/** Ends the session with this public id (RP-initiated logout names it by the ID token's `sid`). */
+export async function deleteSessionBySid(tx: WriteTx, sid: string): Promise<boolean> {
+  return count(await sqlOf(tx).deleteFrom('sessions').where('sid', '=', sid).executeTakeFirst()) > 0;
 }
 
 export async function deleteSession(tx: WriteTx, hash: string): Promise<void> {

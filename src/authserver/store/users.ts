@@ -8,20 +8,52 @@ export interface UserRecord {
   username: string;
   admin: boolean;
   createdAt: number;
+  /** OpenID Connect's `email`, `email_verified` and `name` claims. */
+  email: string | null;
+  emailVerified: boolean;
+  name: string | null;
+  /** When the profile (username, e-mail, name) last changed; null: never since creation. */
+  updatedAt: number | null;
 }
 
-const PUBLIC_COLUMNS = ['id', 'username', 'admin', 'created_at'] as const;
-const fromRow = (r: { id: string; username: string; admin: number; created_at: number }): UserRecord => ({
+/** The profile fields a user or an operator may change. */
+export type UserProfile = Pick<UserRecord, 'email' | 'emailVerified' | 'name'>;
+
+const PUBLIC_COLUMNS = ['id', 'username', 'admin', 'created_at', 'email', 'email_verified', 'name', 'updated_at'] as const;
+type PublicRow = { id: string; username: string; admin: number; created_at: number; email: string | null; email_verified: number; name: string | null; updated_at: number | null };
+const fromRow = (r: PublicRow): UserRecord => ({
   id: r.id,
   username: r.username,
   admin: Number(r.admin) === 1,
   createdAt: Number(r.created_at),
+  email: r.email ?? null,
+  emailVerified: Number(r.email_verified ?? 0) === 1,
+  name: r.name ?? null,
+  updatedAt: r.updated_at === null || r.updated_at === undefined ? null : Number(r.updated_at),
 });
 
 export async function insertUser(tx: WriteTx, user: UserRecord & { passwordHash: string }): Promise<void> {
   await sqlOf(tx)
     .insertInto('users')
-    .values({ id: user.id, username: user.username, password_hash: user.passwordHash, admin: user.admin ? 1 : 0, created_at: user.createdAt })
+    .values({
+      id: user.id,
+      username: user.username,
+      password_hash: user.passwordHash,
+      admin: user.admin ? 1 : 0,
+      created_at: user.createdAt,
+      email: user.email,
+      email_verified: user.emailVerified ? 1 : 0,
+      name: user.name,
+      updated_at: user.updatedAt,
+    })
+    .execute();
+}
+
+export async function updateUserProfile(tx: WriteTx, id: string, profile: UserProfile, now: number): Promise<void> {
+  await sqlOf(tx)
+    .updateTable('users')
+    .set({ email: profile.email, email_verified: profile.emailVerified ? 1 : 0, name: profile.name, updated_at: now })
+    .where('id', '=', id)
     .execute();
 }
 

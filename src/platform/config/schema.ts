@@ -53,6 +53,8 @@ const Auth = Type.Object(
     url: Type.Union([Type.String({ pattern: '^https://', problem: HTTPS_URL }), Type.Null()], { default: null }),
     codeTtl: Seconds(600),
     accessTokenTtl: Seconds(3600),
+    /** How long an ID token (OpenID Connect) is valid; a retired signing key stays in the JWKS this long. */
+    idTokenTtl: Seconds(3600),
     refreshTokenTtl: Seconds(1209600),
     maxGrantTtl: Seconds(7776000),
     sessionTtl: Seconds(43200),

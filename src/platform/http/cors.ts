@@ -5,7 +5,7 @@ import { forbidden } from './errors.js';
 // CORS (docs/oauth.md#a-browser-app-step-by-step), decided per request by @fastify/cors's
 // delegator at onRequest, before anything else reads the request:
 // - `/.well-known/*`: any origin (public metadata).
-// - the token and revocation endpoints: the origins of registered clients.
+// - the token, revocation, userinfo and JWKS endpoints: the origins of registered clients.
 // - `/v<n>/*` preflights (OPTIONS with Access-Control-Request-Method, no token): 204 when some
 //   client lists the Origin, else 403 JSON. An actual resource request is answered for the
 //   origins of its token's own client, which is known only once the token is checked: the
@@ -21,7 +21,7 @@ export const CORS_MAX_AGE = 600;
 export interface CorsPaths {
   /** The path prefix of the resource API, e.g. `/v1` (with the base path). */
   api: string;
-  /** Exact paths of the OAuth endpoints browsers call: token and revocation (with the base path). */
+  /** Exact paths of the OAuth endpoints browsers call: token, revocation, userinfo, JWKS (with the base path). */
   oauth: string[];
   /** `/.well-known/` (with the base path). */
   wellKnown: string;
@@ -38,7 +38,7 @@ const API_PREFLIGHT: FastifyCorsOptions = {
 };
 const OAUTH: FastifyCorsOptions = {
   origin: true,
-  methods: 'POST',
+  methods: 'GET, POST',
   allowedHeaders: 'Authorization, Content-Type',
   exposedHeaders: 'WWW-Authenticate, Retry-After',
   maxAge: CORS_MAX_AGE,

@@ -59,6 +59,11 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'login_required'
   | 'consent_required'
+  | 'interaction_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
+  | 'invalid_token'
+  | 'insufficient_scope'
   | 'temporarily_unavailable'
   | 'too_many_requests';
 
@@ -147,6 +152,37 @@ export class LoginRequired extends OAuthError {
 export class ConsentRequired extends OAuthError {
   constructor(description: string) {
     super('consent_required', description);
+  }
+}
+
+/** OpenID Connect Core §3.1.2.6: a request object (`request`) was sent; gatehouse takes none. */
+export class RequestNotSupported extends OAuthError {
+  constructor(description: string) {
+    super('request_not_supported', description);
+  }
+}
+
+/** OpenID Connect Core §3.1.2.6: a request object by reference (`request_uri`) was sent. */
+export class RequestUriNotSupported extends OAuthError {
+  constructor(description: string) {
+    super('request_uri_not_supported', description);
+  }
+}
+
+/** RFC 6750 §3: the challenge's error_description is printable ASCII without quotes or backslashes. */
+const bearerChallenge = (error: string, description: string) => `Bearer error="${error}", error_description="${description.replace(/["\\]/g, "'").replace(/[^\x20-\x7E]/g, '')}"`;
+
+/** RFC 6750 §3.1: the access token presented (userinfo) is missing, unknown, expired or revoked. */
+export class InvalidToken extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_token', description, 401, detail, { 'www-authenticate': bearerChallenge('invalid_token', description) });
+  }
+}
+
+/** RFC 6750 §3.1: the access token lacks the scope this endpoint needs (userinfo: `openid`). */
+export class InsufficientScope extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('insufficient_scope', description, 403, detail, { 'www-authenticate': bearerChallenge('insufficient_scope', description) });
   }
 }
 

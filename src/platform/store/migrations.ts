@@ -355,6 +355,39 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .execute();
       },
     },
+    // OpenID Connect (docs/oauth.md, Sign in with gatehouse): who a user is (e-mail, name), what a
+    // client registered for its ID tokens and logout, what a code and a refresh token carry into
+    // an ID token (nonce, the sign-in's time and session), the session's public id (`sid`), and
+    // the asymmetric keys that sign ID tokens (the private half sealed, platform/crypto/sealed.ts).
+    '0011_openid_connect': {
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        for (const [name, type] of [
+          ['email', 'text'],
+          ['name', 'text'],
+          ['updated_at', ms],
+        ] as const)
+          await db.schema.alterTable('users').addColumn(name, type).execute();
+        await db.schema.alterTable('users').addColumn('email_verified', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema.alterTable('clients').addColumn('id_token_signed_response_alg', 'text', (c) => c.notNull().defaultTo('RS256')).execute();
+        await db.schema.alterTable('clients').addColumn('post_logout_redirect_uris', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+        for (const table of ['authorization_codes', 'refresh_tokens']) {
+          await db.schema.alterTable(table).addColumn('auth_time', ms).execute();
+          await db.schema.alterTable(table).addColumn('sid', 'text').execute();
+        }
+        await db.schema.alterTable('authorization_codes').addColumn('nonce', 'text').execute();
+        await db.schema.alterTable('sessions').addColumn('sid', 'text').execute();
+        await db.schema
+          .createTable('id_token_keys')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('alg', 'text', (c) => c.notNull())
+          .addColumn('private_key', 'text', (c) => c.notNull())
+          .addColumn('public_jwk', 'text', (c) => c.notNull())
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('retired_at', ms)
+          .execute();
+      },
+    },
   };
 }
 

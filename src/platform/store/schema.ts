@@ -23,6 +23,11 @@ export interface UsersTable {
   /** 1: may be granted the `admin` scope. */
   admin: number;
   created_at: number;
+  /** OpenID Connect claims (`email`, `email_verified`, `name`); updated_at: when the profile last changed. */
+  email: string | null;
+  email_verified: number;
+  name: string | null;
+  updated_at: number | null;
 }
 
 export interface ClientsTable {
@@ -40,6 +45,8 @@ export interface ClientsTable {
   verified: number; // 1: the operator vouches for it (no "not verified" note on the consent page)
   introspect: number; // 1: a resource server, which may introspect every client's tokens
   require_pkce: number; // 1: its authorization requests must carry a PKCE challenge, even when confidential
+  id_token_signed_response_alg: string; // RS256 | ES256
+  post_logout_redirect_uris: string; // JSON array: where RP-initiated logout may send the browser back
 }
 
 /** Every web origin of every client (its redirect URIs' and its --origin ones): who may call from a browser (CORS). */
@@ -75,6 +82,10 @@ export interface AuthorizationCodesTable {
   used_at: number | null;
   grant_id: string | null;
   created_at: number;
+  /** OpenID Connect: the request's nonce, and when and in which session the user signed in. */
+  nonce: string | null;
+  auth_time: number | null;
+  sid: string | null;
 }
 
 export interface AccessTokensTable {
@@ -100,13 +111,31 @@ export interface RefreshTokensTable {
   expires_at: number;
   used_at: number | null;
   created_at: number;
+  /** OpenID Connect: the sign-in the grant came from, carried into the ID token of a refresh. */
+  auth_time: number | null;
+  sid: string | null;
 }
 
 export interface SessionsTable {
   hash: string;
   user_id: string;
   expires_at: number;
+  /** When the user signed in (an ID token's auth_time). */
   created_at: number;
+  /** The session's public id: an ID token's `sid` (null for sessions from before OpenID Connect). */
+  sid: string | null;
+}
+
+/** The asymmetric keys that sign ID tokens (RS256, ES256); a retired one stays listed until its last ID token expired. */
+export interface IdTokenKeysTable {
+  /** The JWK `kid`. */
+  id: string;
+  alg: string;
+  /** The private key as a JWK, sealed (platform/crypto/sealed.ts). */
+  private_key: string;
+  public_jwk: string;
+  created_at: number;
+  retired_at: number | null;
 }
 
 export interface CountersTable {
@@ -174,6 +203,7 @@ export interface AttachmentsTable {
 export interface Database {
   settings: SettingsTable;
   signing_keys: SigningKeysTable;
+  id_token_keys: IdTokenKeysTable;
   users: UsersTable;
   clients: ClientsTable;
   client_origins: ClientOriginsTable;

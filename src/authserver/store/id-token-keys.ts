@@ -1,0 +1,47 @@
+import { sqlOf, type On } from '../../platform/store/sql.js';
+import type { WriteTx } from '../../platform/store/write-path.js';
+
+// Owner of the id_token_keys table: the asymmetric keys that sign ID tokens, one current key per
+// algorithm, newest first. The private half is stored sealed (the caller seals and opens it).
+
+export interface IdTokenKeyRow {
+  id: string;
+  alg: string;
+  privateKey: string;
+  publicJwk: string;
+  createdAt: number;
+  retiredAt: number | null;
+}
+
+/** Every key still current or retired after `retiredAfter` (older ones sign nothing that may still be valid). */
+export async function listIdTokenKeys(on: On, retiredAfter: number): Promise<IdTokenKeyRow[]> {
+  const rows = await sqlOf(on)
+    .selectFrom('id_token_keys')
+    .selectAll()
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', retiredAfter)]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    alg: r.alg,
+    privateKey: r.private_key,
+    publicJwk: r.public_jwk,
+    createdAt: Number(r.created_at),
+    retiredAt: r.retired_at === null ? null : Number(r.retired_at),
+  }));
+}
+
+/** Adds the current key of its algorithm; the previous current one of that algorithm is retired (kept for verification). */
+export async function insertCurrentIdTokenKey(tx: WriteTx, key: Omit<IdTokenKeyRow, 'retiredAt'>): Promise<void> {
+  await sqlOf(tx).updateTable('id_token_keys').set({ retired_at: key.createdAt }).where('alg', '=', key.alg).where('retired_at', 'is', null).execute();
+  await sqlOf(tx)
+    .insertInto('id_token_keys')
+    .values({ id: key.id, alg: key.alg, private_key: key.privateKey, public_jwk: key.publicJwk, created_at: key.createdAt, retired_at: null })
+    .execute();
+}
+
+/** Whether a current key of this algorithm exists (read inside the write that would add one). */
+export async function hasCurrentIdTokenKey(on: On, alg: string): Promise<boolean> {
+  return (await sqlOf(on).selectFrom('id_token_keys').select('id').where('alg', '=', alg).where('retired_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+}
