@@ -19,7 +19,10 @@ export type AuditEvent =
   | 'login.throttled'
   | 'logout'
   | 'client.auth_failed'
-  | 'user.password_changed';
+  | 'user.password_changed'
+  | 'user.factor_added'
+  | 'user.factor_removed'
+  | 'user.recovery_code_used';
 
 export interface AuditFields {
   client_id?: string | null;

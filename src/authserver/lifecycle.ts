@@ -2,12 +2,13 @@ import type { AppContext } from '../contract/context.js';
 import { purgeLoginWindows } from './login-throttle.js';
 import { purgeEndedGrants } from './store/grants.js';
 import { purgeSessions } from './store/sessions.js';
+import { purgeChallenges } from './store/factors.js';
 
 export { accessTokenSource } from './access-token-source.js';
 
 /**
  * Deletes what can no longer matter: tokens, codes and grants past their end, ended sessions,
- * closed throttle windows. Kept an hour longer than needed so a late request still gets the right error.
+ * closed throttle windows, expired WebAuthn challenges. Kept an hour longer than needed so a late request still gets the right error.
  */
 export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()): Promise<Record<string, number>> {
   const cutoff = now - 3_600_000;
@@ -15,5 +16,6 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     ...(await purgeEndedGrants(ctx.store, cutoff)),
     sessions: await purgeSessions(ctx.store, now),
     counters: await purgeLoginWindows(ctx, cutoff),
+    webauthn_challenges: await purgeChallenges(ctx.store, now),
   };
 }

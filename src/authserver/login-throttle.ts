@@ -3,7 +3,8 @@ import { withRedis } from '../contract/redis-state.js';
 import type { AppContext } from '../contract/context.js';
 import { TooManyRequests } from '../platform/http/errors.js';
 import { audit } from './audit.js';
-import { verifyUserCredentials, type User } from './model/users.js';
+import { userSubject, verifyUserCredentials, type User } from './model/users.js';
+import { verifySecondFactor } from './model/factors.js';
 import { write } from '../platform/store/write-path.js';
 import { giveBackAttempt, purgeCounters, takeAttempt } from './store/login-counters.js';
 
@@ -14,7 +15,8 @@ import { giveBackAttempt, purgeCounters, takeAttempt } from './store/login-count
 // is refused unchecked, so a burst of any size on any number of instances checks at most `max`
 // passwords at once and leaves at most `max` failures per window. A success gives back its own
 // attempt, never the others' (nothing resets a count: a legitimate sign-in during an attack must
-// not hand the attacker a fresh window). Counters live in Redis when it is up, else in the
+// not hand the attacker a fresh window). A second factor is checked under the same windows
+// (checkSecondFactor). Counters live in Redis when it is up, else in the
 // database, so every instance sees the same count.
 
 export interface ThrottleKeys {
@@ -86,30 +88,59 @@ async function takeAttempts(ctx: AppContext, keys: ThrottleKeys): Promise<{ retr
 
 export type SignIn = { user: User } | { retryAfter: number } | { failed: true };
 
+type Via = 'password grant' | 'login form' | 'admin console' | 'account page';
+
+/** A failed check: an event of its own (admin side, auditors follow failed sign-ins in the feed and webhooks) and the audit line. */
+async function recordFailure(ctx: AppContext, log: FastifyBaseLogger, attempt: ThrottleKeys & { clientId: string | null; via: Via }, reason: 'bad credentials' | 'second factor', subject?: string) {
+  await write(ctx.store, async (tx) =>
+    tx.emit({ type: 'login.failed', data: JSON.stringify({ username: attempt.username, ip: attempt.ip, client_id: attempt.clientId, via: attempt.via, reason }) }),
+  );
+  audit(ctx, log, 'login.failed', { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip, ...(subject ? { subject } : {}), reason: `${attempt.via}: ${reason}` });
+}
+
 /** Checks a user name and password under the throttle, and writes the audit line of the outcome. */
 export async function signIn(
   ctx: AppContext,
   log: FastifyBaseLogger,
-  attempt: ThrottleKeys & { password: string; clientId: string | null; via: 'password grant' | 'login form' | 'admin console' | 'account page' },
+  attempt: ThrottleKeys & { password: string; clientId: string | null; via: Via },
 ): Promise<SignIn> {
   const keys = { username: attempt.username, ip: attempt.ip };
-  const fields = { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip };
   const attempts = await takeAttempts(ctx, keys);
   if ('retryAfter' in attempts) {
-    audit(ctx, log, 'login.throttled', { ...fields, reason: attempt.via });
+    audit(ctx, log, 'login.throttled', { client_id: attempt.clientId, username: attempt.username, ip: attempt.ip, reason: attempt.via });
     return { retryAfter: attempts.retryAfter };
   }
   const user = await verifyUserCredentials(ctx, attempt.username, attempt.password);
   if (!user) {
-    // An event of its own (admin side): auditors follow failed sign-ins in the feed and webhooks.
-    await write(ctx.store, async (tx) =>
-      tx.emit({ type: 'login.failed', data: JSON.stringify({ username: attempt.username, ip: attempt.ip, client_id: attempt.clientId, via: attempt.via }) }),
-    );
-    audit(ctx, log, 'login.failed', { ...fields, reason: `${attempt.via}: bad credentials` });
+    await recordFailure(ctx, log, attempt, 'bad credentials');
     return { failed: true };
   }
   for (const taken of attempts.taken) await taken.giveBack();
   return { user };
+}
+
+/**
+ * Checks the second factor of a user whose password was right, under the same throttle: the
+ * attempt is counted (per user name and per IP) before the code is checked, so guessing codes
+ * spends the same window as guessing passwords; a success gives its attempt back.
+ */
+export async function checkSecondFactor(
+  ctx: AppContext,
+  log: FastifyBaseLogger,
+  attempt: { user: User; otp: string; ip: string; clientId: string | null; via: Via },
+): Promise<{ ok: true } | { retryAfter: number } | { failed: true }> {
+  const keys = { username: attempt.user.username, ip: attempt.ip };
+  const attempts = await takeAttempts(ctx, keys);
+  if ('retryAfter' in attempts) {
+    audit(ctx, log, 'login.throttled', { client_id: attempt.clientId, username: attempt.user.username, ip: attempt.ip, reason: `${attempt.via}: second factor` });
+    return { retryAfter: attempts.retryAfter };
+  }
+  if (!(await verifySecondFactor(ctx, attempt.user, attempt.otp))) {
+    await recordFailure(ctx, log, { ...keys, clientId: attempt.clientId, via: attempt.via }, 'second factor', userSubject(attempt.user.id));
+    return { failed: true };
+  }
+  for (const taken of attempts.taken) await taken.giveBack();
+  return { ok: true };
 }
 
 /** The 429 of a throttled sign-in (RFC 6749 error shape), with Retry-After. */

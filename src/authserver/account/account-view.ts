@@ -1,6 +1,7 @@
 import { MIN_PASSWORD_LENGTH } from '../model/users.js';
-import { hiddenFields, html, signInForm } from '../../platform/http/html/index.js';
+import { hiddenFields, html, signInForm, type Html } from '../../platform/http/html/index.js';
 import type { CardView } from '../authorize/views.js';
+import { recoveryCodeList, totpEnrolment } from '../authorize/factor-views.js';
 
 // The bodies of {auth_url}/account (docs/oauth.md): signed out, the sign-in form; signed in, the
 // authorized applications (each revocable), a password change and sign out. Plain forms, no script.
@@ -38,11 +39,32 @@ export interface AuthorizedApp {
   lastUsed: string;
 }
 
+/** A second factor as the account page lists it. */
+export interface FactorItem {
+  id: string;
+  label: string;
+  kind: 'totp' | 'passkey';
+  added: string;
+  lastUsed: string;
+}
+
+export interface TwoStepView {
+  factors: FactorItem[];
+  recoveryCodesLeft: number;
+  /** No authenticator app yet: the set-up (secret, URI, QR code, the sealed form field). */
+  enrolment?: { secret: string; uri: string; qr: Html; sealed: string };
+  /** Made just now: shown this once. */
+  recoveryCodes?: string[];
+  /** The deployment requires a second factor of this user (the last one cannot be removed). */
+  required: boolean;
+}
+
 export interface AccountView {
   action: string;
   csrf: string;
   username: string;
   apps: AuthorizedApp[];
+  twoStep: TwoStepView;
   notice?: string;
   error?: string;
 }
@@ -75,6 +97,7 @@ ${messages(v)}
 <h2 id="apps-title">Applications with access</h2>
 ${apps}
 </section>
+${twoStepSection(v)}
 <section class="block" aria-labelledby="password-title">
 <h2 id="password-title">Change your password</h2>
 <form method="post" action="${v.action}">
@@ -95,4 +118,41 @@ ${hiddenFields({ csrf_token: v.csrf })}
 </form>
 </section>`,
   };
+}
+
+/** "Two-step sign-in": the factors (each removable with the password), recovery codes, the authenticator set-up. */
+function twoStepSection(v: AccountView): Html {
+  const t = v.twoStep;
+  const factors = t.factors.length
+    ? html`<ul class="apps factors">
+${t.factors.map(
+  (f, i) => html`${i ? '\n' : ''}<li>
+<p class="app-name">${f.label}</p>
+<dl><dt>Added</dt><dd>${f.added}</dd><dt>Last used</dt><dd>${f.lastUsed}</dd></dl>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf, factor_id: f.id })}
+<input type="text" name="username" value="${v.username}" autocomplete="username" hidden>
+<label class="field" for="remove-${f.id}">Your password, to remove it</label>
+<input type="password" id="remove-${f.id}" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" name="action" value="factor-remove" class="danger" aria-label="Remove ${f.label}">Remove</button></div>
+</form>
+</li>`,
+)}
+</ul>
+<p class="muted">${t.recoveryCodesLeft} of 10 recovery codes left.</p>
+<form method="post" action="${v.action}" class="inline-password">
+${hiddenFields({ csrf_token: v.csrf })}
+<input type="text" name="username" value="${v.username}" autocomplete="username" hidden>
+<label class="field" for="recovery-password">Your password, for new recovery codes (the old ones stop working)</label>
+<input type="password" id="recovery-password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" name="action" value="recovery-codes">New recovery codes</button></div>
+</form>`
+    : html`<p class="muted">${t.required ? 'This gatehouse requires a second factor: set one up below.' : 'Off. Add a code from an authenticator app to your password.'}</p>`;
+  return html`<section class="block" aria-labelledby="two-step-title">
+<h2 id="two-step-title">Two-step sign-in</h2>
+${t.recoveryCodes?.length ? recoveryCodeList(t.recoveryCodes) : ''}
+${factors}
+${t.enrolment ? html`<h3>Add an authenticator app</h3>
+${totpEnrolment({ action: v.action, hidden: { csrf_token: v.csrf, enrolment: t.enrolment.sealed }, secret: t.enrolment.secret, uri: t.enrolment.uri, qr: t.enrolment.qr })}` : ''}
+</section>`;
 }

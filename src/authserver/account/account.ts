@@ -13,7 +13,11 @@ import { revokeGrant } from '../tokens.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
 import { checkedForm, pageHeaders, sendCardPage } from '../authorize/pages.js';
 import { describeDuration } from '../authorize/views.js';
-import { accountPage, accountSignInPage, type AuthorizedApp } from './account-view.js';
+import { accountPage, accountSignInPage, type AuthorizedApp, type TwoStepView } from './account-view.js';
+import { enrolmentPage, enrolmentQr, secondFactorPage } from '../authorize/factor-views.js';
+import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
+import { confirmTotp, listSecondFactors, mustHaveSecondFactor, recoveryCodesLeft, removeSecondFactor, renewRecoveryCodes, startTotpEnrolment, openTotpEnrolment } from '../model/factors.js';
+import { loginCookies } from '../sessions.js';
 
 // {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
 // a password change. Plain server-rendered forms (no script), each POST checked against the
@@ -23,6 +27,7 @@ const NOTICES: Record<string, string> = {
   revoked: 'Access revoked. The application can no longer use it.',
   password: 'Your password was changed.',
   signedout: 'You are signed out.',
+  'factor-removed': 'The second factor was removed.',
 };
 
 export function accountPath(ctx: AppContext): string {
@@ -52,11 +57,32 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
   );
 }
 
-async function show(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, status = 200, message: { notice?: string; error?: string; username?: string } = {}) {
+/** The "Two-step sign-in" section: the factors, and the set-up of an authenticator while there is none (`enrolment`: the one a refused form carried, kept). */
+async function twoStep(ctx: AppContext, user: User, extra: { recoveryCodes?: string[]; enrolment?: string } = {}): Promise<TwoStepView> {
+  const factors = await listSecondFactors(ctx, user);
+  const started = factors.some((f) => f.kind === 'totp') ? null : (openTotpEnrolment(ctx, user, extra.enrolment) ?? startTotpEnrolment(ctx, user));
+  return {
+    factors: factors.map((f) => ({ id: f.id, kind: f.kind, label: f.label, added: when(f.createdAt), lastUsed: f.lastUsedAt === null ? 'never' : when(f.lastUsedAt) })),
+    recoveryCodesLeft: factors.length ? await recoveryCodesLeft(ctx, user) : 0,
+    enrolment: started ? { ...started, qr: await enrolmentQr(started.uri) } : undefined,
+    recoveryCodes: extra.recoveryCodes,
+    required: mustHaveSecondFactor(ctx, user),
+  };
+}
+
+async function show(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status = 200,
+  message: { notice?: string; error?: string; username?: string; recoveryCodes?: string[]; enrolment?: string } = {},
+) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const user = await sessionUser(ctx, request);
-  if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...message }));
-  return sendCardPage(ctx, reply, status, accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), ...message }));
+  const { recoveryCodes, enrolment, ...messages } = message;
+  if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...messages }));
+  const view = accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), twoStep: await twoStep(ctx, user, { recoveryCodes, enrolment }), ...messages });
+  return sendCardPage(ctx, reply, status, view);
 }
 
 const back = (ctx: AppContext, reply: FastifyReply, done: keyof typeof NOTICES) => {
@@ -75,6 +101,8 @@ export function accountPost(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const form = await checkedForm(ctx, request, reply, 'Nothing was changed. Open your account page again.');
     if (!form) return reply;
+    const step = form.get('step');
+    if (step === 'second-factor' || step === 'enrol') return accountSecondStep(ctx, request, reply, form);
     const action = form.get('action');
     if (action === 'signin') return accountSignIn(ctx, request, reply, form);
     const user = await sessionUser(ctx, request);
@@ -93,6 +121,8 @@ export function accountPost(ctx: AppContext) {
       return back(ctx, reply, 'revoked');
     }
     if (action === 'password') return accountPassword(ctx, request, reply, user, form);
+    if (action === 'totp-confirm') return accountConfirmTotp(ctx, request, reply, user, form);
+    if (action === 'factor-remove' || action === 'recovery-codes') return accountWithPassword(ctx, request, reply, user, form, action);
     return show(ctx, request, reply, 400, { error: 'The form was not understood.' });
   };
 }
@@ -107,10 +137,83 @@ async function accountSignIn(ctx: AppContext, request: FastifyRequest, reply: Fa
     return show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.`, username });
   }
   if ('failed' in outcome) return show(ctx, request, reply, 401, { error: 'The username or password is not correct.', username });
+  const step = await secondStepFor(ctx, outcome.user);
+  if (step) return renderSecondStep(ctx, request, reply, await beginSecondStep(ctx, request, reply, loginCookies(ctx), outcome.user, step));
   await startSession(ctx, request, reply, outcome.user.id);
   audit(ctx, request.log, 'login.succeeded', { client_id: null, subject: userSubject(outcome.user.id), ip: request.ip });
   pageHeaders(reply);
   return reply.redirect(accountPath(ctx), 303);
+}
+
+async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, s: SecondStepState, status = 200, error?: string) {
+  const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
+  const hidden = { csrf_token: csrf, step: s.step, pending: s.pending };
+  if (s.step === 'second-factor') return sendCardPage(ctx, reply, status, secondFactorPage({ action: accountPath(ctx), hidden, username: s.user.username, error }));
+  const e = s.enrolment!;
+  return sendCardPage(ctx, reply, status, enrolmentPage({ action: accountPath(ctx), hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
+}
+
+/** The account page's sign-in, second step: the code, or the set-up the policy asks for (then the recovery codes on the account page). */
+async function accountSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, form: Params) {
+  const outcome = await completeSecondStep(ctx, request, request.log, loginCookies(ctx), form, 'account page', null);
+  if ('expired' in outcome) return show(ctx, request, reply, 401, { error: 'Your sign-in has expired. Enter your username and password again.' });
+  if ('again' in outcome) {
+    if (outcome.retryAfter) reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
+    return renderSecondStep(ctx, request, reply, outcome.again, outcome.status, outcome.error);
+  }
+  await startSession(ctx, request, reply, outcome.user.id);
+  audit(ctx, request.log, 'login.succeeded', { client_id: null, subject: userSubject(outcome.user.id), ip: request.ip });
+  if (outcome.recoveryCodes.length) {
+    // The session cookie is on this very answer: the page is rendered for the user just signed in.
+    return sendCardPage(
+      ctx,
+      reply,
+      200,
+      accountPage({ action: accountPath(ctx), csrf: await csrfToken(ctx, await browserBinding(ctx, request, reply)), username: outcome.user.username, apps: await authorizedApps(ctx, outcome.user), twoStep: await twoStep(ctx, outcome.user, { recoveryCodes: outcome.recoveryCodes }), notice: 'Two-step sign-in is on.' }),
+    );
+  }
+  pageHeaders(reply);
+  return reply.redirect(accountPath(ctx), 303);
+}
+
+/** Turns on an authenticator app: the code it shows confirms the set-up; the recovery codes are shown on this answer only. */
+async function accountConfirmTotp(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
+  try {
+    const { recoveryCodes } = await confirmTotp(ctx, user, form.get('enrolment'), form.get('otp'), userSubject(user.id));
+    audit(ctx, request.log, 'user.factor_added', { subject: userSubject(user.id), reason: 'account page: authenticator app' });
+    return show(ctx, request, reply, 200, { notice: 'Two-step sign-in is on: your authenticator app is set up.', recoveryCodes });
+  } catch (e) {
+    const problem = modelProblem(e);
+    if (!problem) throw e;
+    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}.`, enrolment: form.get('enrolment') });
+  }
+}
+
+/** Removing a factor and renewing the recovery codes take the password again (checked like any sign-in: throttled). */
+async function accountWithPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params, action: 'factor-remove' | 'recovery-codes') {
+  const outcome = await signIn(ctx, request.log, { username: user.username, password: form.get('password') ?? '', ip: request.ip, clientId: null, via: 'account page' });
+  if ('retryAfter' in outcome) {
+    reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
+    return show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.` });
+  }
+  if ('failed' in outcome) return show(ctx, request, reply, 400, { error: 'The password is not correct. Nothing was changed.' });
+  if (action === 'recovery-codes') {
+    try {
+      const recoveryCodes = await renewRecoveryCodes(ctx, user, userSubject(user.id));
+      return show(ctx, request, reply, 200, { notice: 'New recovery codes: the old ones no longer work.', recoveryCodes });
+    } catch (e) {
+      const problem = modelProblem(e);
+      if (!problem) throw e;
+      return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}.` });
+    }
+  }
+  const factorId = form.get('factor_id') ?? '';
+  const factors = await listSecondFactors(ctx, user);
+  if (!factors.some((f) => f.id === factorId)) return show(ctx, request, reply, 404, { error: 'That second factor does not exist or was removed already.' });
+  if (factors.length === 1 && mustHaveSecondFactor(ctx, user)) return show(ctx, request, reply, 400, { error: 'This gatehouse requires a second factor: add another before removing this one. Nothing was changed.' });
+  await removeSecondFactor(ctx, user, factorId, userSubject(user.id));
+  audit(ctx, request.log, 'user.factor_removed', { subject: userSubject(user.id), reason: 'account page' });
+  return back(ctx, reply, 'factor-removed');
 }
 
 async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {

@@ -2,14 +2,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
-import { userSubject } from '../model/users.js';
+import { userSubject, type User } from '../model/users.js';
 import type { Params } from '../params.js';
-import { startSession } from '../sessions.js';
-import { authorizePath, pageHeaders, renderLogin } from './pages.js';
+import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
+import { loginCookies, startSession } from '../sessions.js';
+import { browserBinding, csrfToken } from './csrf.js';
+import { enrolmentPage, enrolmentQr, recoveryCodesPage, secondFactorPage } from './factor-views.js';
+import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
 import { afterSignIn, type AuthorizationRequest } from './request.js';
 import { describeDuration } from './views.js';
 
-// The login step of the authorization flow: the same throttled sign-in as the password grant.
+// The login step of the authorization flow: the same throttled sign-in as the password grant,
+// then, for a user with a second factor (or who must set one up, `auth.mfa`), the second step
+// (second-step.ts). The session starts only when both are done.
 
 export async function login(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
   const username = form.get('username');
@@ -22,11 +27,47 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
   }
   if ('failed' in outcome) return renderLogin(ctx, request, reply, req, 401, 'The username or password is not correct.', username);
   const { user } = outcome;
+  const step = await secondStepFor(ctx, user);
+  if (step) return renderSecondStep(ctx, request, reply, req, await beginSecondStep(ctx, request, reply, loginCookies(ctx), user, step));
+  return signedIn(ctx, request, reply, req, user);
+}
+
+/** The posted second step (`step=second-factor` or `step=enrol`). */
+export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
+  const outcome = await completeSecondStep(ctx, request, request.log, loginCookies(ctx), form, 'login form', req.client.id);
+  if ('expired' in outcome) return renderLogin(ctx, request, reply, req, 401, 'Your sign-in has expired. Enter your username and password again.');
+  if ('again' in outcome) {
+    if (outcome.retryAfter) reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
+    return renderSecondStep(ctx, request, reply, req, outcome.again, outcome.status, outcome.error);
+  }
+  if (outcome.recoveryCodes.length === 0) return signedIn(ctx, request, reply, req, outcome.user);
+  await startSignedInSession(ctx, request, reply, req, outcome.user);
+  return sendCardPage(ctx, reply, 200, recoveryCodesPage({ codes: outcome.recoveryCodes, continueUrl: continueUrl(ctx, req), continueLabel: `Continue to ${req.client.name}` }));
+}
+
+async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, s: SecondStepState, status = 200, error?: string) {
+  const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
+  const hidden = { request: req.raw, csrf_token: csrf, step: s.step, pending: s.pending };
+  const action = authorizePath(ctx);
+  if (s.step === 'second-factor') return sendCardPage(ctx, reply, status, secondFactorPage({ action, hidden, username: s.user.username, error }));
+  const e = s.enrolment!;
+  return sendCardPage(ctx, reply, status, enrolmentPage({ action, hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
+}
+
+/** The original request, less what this sign-in has just met (`prompt=login`, `max_age`, `id_token_hint`: no loop). */
+const continueUrl = (ctx: AppContext, req: AuthorizationRequest) => {
+  const raw = afterSignIn(req.raw);
+  return `${authorizePath(ctx)}${raw ? `?${raw}` : ''}`;
+};
+
+async function startSignedInSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User) {
   await startSession(ctx, request, reply, user.id);
   audit(ctx, request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
+}
+
+async function signedIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User) {
+  await startSignedInSession(ctx, request, reply, req, user);
   pageHeaders(reply);
-  // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource
-  // API answers no 3xx but 303, docs/api.md#status-codes), less what this sign-in has just met.
-  const raw = afterSignIn(req.raw);
-  return reply.redirect(`${authorizePath(ctx)}${raw ? `?${raw}` : ''}`, 303);
+  // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
+  return reply.redirect(continueUrl(ctx, req), 303);
 }

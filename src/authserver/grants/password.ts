@@ -1,17 +1,18 @@
 import { InvalidGrant } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
-import { signIn, throttled } from '../login-throttle.js';
+import { checkSecondFactor, signIn, throttled } from '../login-throttle.js';
+import { hasSecondFactor, mustHaveSecondFactor } from '../model/factors.js';
 import { issueTokens, issuesRefreshTokens } from '../tokens.js';
 import { userSubject } from '../model/users.js';
 import type { TokenGrant } from './grant.js';
 
 // RFC 6749 §4.3: only for clients registered with it. Failed attempts are throttled per user
-// name and per IP. The grant lasts as long as its refresh token could (never past maxGrantTtl).
+// name and per IP, and so are second factors: a user who has one sends its code as `otp`. The grant lasts as long as its refresh token could (never past maxGrantTtl).
 
 
 export const passwordGrant: TokenGrant = {
   grantType: 'password',
-  parameters: ['username', 'password', 'scope'],
+  parameters: ['username', 'password', 'scope', 'otp'],
   async handler(ctx, request, { client }, params) {
     const username = params.require('username');
     const password = params.require('password');
@@ -22,6 +23,15 @@ export const passwordGrant: TokenGrant = {
     const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
     if ('retryAfter' in outcome) throw throttled(outcome.retryAfter);
     if ('failed' in outcome) throw new InvalidGrant('Invalid username or password', { password: 'does not match the username' });
+    if (await hasSecondFactor(ctx, outcome.user)) {
+      const otp = params.get('otp');
+      if (!otp) throw new InvalidGrant('This user signs in with a second factor: send the otp parameter (a code of the authenticator app, or a recovery code)', { otp: 'required for this user' });
+      const second = await checkSecondFactor(ctx, request.log, { user: outcome.user, otp, ip: request.ip, clientId: client.id, via: 'password grant' });
+      if ('retryAfter' in second) throw throttled(second.retryAfter);
+      if ('failed' in second) throw new InvalidGrant('Invalid otp: not a current code of the user\'s authenticator, or used already', { otp: 'not correct, or used already' });
+    } else if (mustHaveSecondFactor(ctx, outcome.user)) {
+      throw new InvalidGrant('This user must set up a second factor first (otp): sign in on the account page', { otp: 'no second factor set up' });
+    }
 
     const scope = resolveRequestedScope(requested, client, ctx.collections, { user: outcome.user, via: 'password' });
     const { auth } = ctx.config;

@@ -3,6 +3,7 @@ import { AlreadyExists, InvalidInput } from '../../contract/errors.js';
 import { decoyPasswordHash, hashPassword, newTimeOrderedId, verifyPassword } from '../../platform/crypto/secrets.js';
 import { write, type WriteTx } from '../../platform/store/write-path.js';
 import { deleteSessionsOfUser } from '../store/sessions.js';
+import { deleteFactorsOfUser } from '../store/factors.js';
 import {
   anyUser,
   deleteUser,
@@ -157,7 +158,7 @@ export async function changePassword(ctx: AppContext, username: string, password
 }
 
 /** A user's event (docs/events.md, admin side): `data` is the user as operators see it. */
-function userEvent(tx: WriteTx, type: 'user.created' | 'user.updated' | 'user.removed', user: User, actor: string | null): void {
+export function userEvent(tx: WriteTx, type: 'user.created' | 'user.updated' | 'user.removed', user: User, actor: string | null): void {
   tx.emit({ type, record_id: user.id, owner: userSubject(user.id), actor, data: type === 'user.removed' ? null : JSON.stringify(describeUser(user)) });
 }
 
@@ -201,6 +202,7 @@ export async function removeUser(ctx: AppContext, username: string, actor: strin
     if (!user) return null;
     await deleteUser(tx, user.id);
     const sessions = await deleteSessionsOfUser(tx, user.id);
+    await deleteFactorsOfUser(tx, user.id);
     const revoked = await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'user removed', actor);
     userEvent(tx, 'user.removed', user, actor);
     return { ...revoked, sessions, user };

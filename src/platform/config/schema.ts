@@ -67,6 +67,8 @@ const Auth = Type.Object(
     grants: Type.Array(Type.Union(GRANT_TYPES.map((g) => Type.Literal(g))), { default: [...GRANT_TYPES], minItems: 1 }),
     /** Which clients must send a PKCE challenge with an authorization code request: public ones (and those registered --require-pkce), or all. */
     requirePkce: Type.Union([Type.Literal('public'), Type.Literal('all')], { default: 'public' }),
+    /** Who must sign in with a second factor (TOTP or passkey): whoever set one up, admins too, or every user. */
+    mfa: Type.Union([Type.Literal('optional'), Type.Literal('admins'), Type.Literal('all')], { default: 'optional' }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -388,6 +388,45 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .execute();
       },
     },
+    // Second factors (docs/oauth.md, Second factors). '0011' is left to OpenID Connect: Kysely runs
+    // migrations in name order. A TOTP secret is stored sealed (platform/crypto/sealed.ts, the row's
+    // id as context); `last_step` is the last time step whose code was accepted (each code once).
+    // A recovery code and a WebAuthn challenge are stored by their SHA-256 only.
+    '0012_second_factors': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('user_factors')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('label', 'text', (c) => c.notNull())
+          .addColumn('secret', 'text')
+          .addColumn('last_step', t('integer') as 'bigint')
+          .addColumn('credential_id', 'text', (c) => c.unique())
+          .addColumn('public_key', 'text')
+          .addColumn('counter', t('integer') as 'bigint')
+          .addColumn('transports', 'text')
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('last_used_at', t('integer') as 'bigint')
+          .execute();
+        await db.schema.createIndex('user_factors_user').on('user_factors').column('user_id').execute();
+        await db.schema
+          .createTable('recovery_codes')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull())
+          .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
+          .addColumn('used_at', t('integer') as 'bigint')
+          .execute();
+        await db.schema.createIndex('recovery_codes_user').on('recovery_codes').column('user_id').execute();
+        await db.schema
+          .createTable('webauthn_challenges')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('purpose', 'text', (c) => c.notNull())
+          .addColumn('user_id', 'text')
+          .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 

@@ -223,6 +223,40 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  user_factors: UserFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  webauthn_challenges: WebauthnChallengesTable;
+}
+
+/** A user's second factor: a TOTP authenticator (`secret` sealed, `last_step`) or a passkey (the WebAuthn columns). */
+export interface UserFactorsTable {
+  id: string;
+  user_id: string;
+  kind: string;
+  label: string;
+  secret: string | null;
+  last_step: number | null;
+  credential_id: string | null;
+  public_key: string | null;
+  counter: number | null;
+  transports: string | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface RecoveryCodesTable {
+  hash: string;
+  user_id: string;
+  created_at: number;
+  used_at: number | null;
+}
+
+/** A WebAuthn challenge handed out, by its hash: single use, shared by every instance. */
+export interface WebauthnChallengesTable {
+  hash: string;
+  purpose: string;
+  user_id: string | null;
+  expires_at: number;
 }
 
 export interface EventsTable {

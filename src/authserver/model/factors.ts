@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import { HOTP, Secret, TOTP } from 'otpauth';
+import type { AppContext } from '../../contract/context.js';
+import { InvalidInput, NotApplicable } from '../../contract/errors.js';
+import { constantTimeEqual, newTimeOrderedId, sha256 } from '../../platform/crypto/secrets.js';
+import { write, type WriteTx } from '../../platform/store/write-path.js';
+import {
+  countUnusedRecoveryCodes,
+  deleteFactor,
+  deleteFactorsOfUser,
+  insertFactor,
+  listFactorsOfUser,
+  replaceRecoveryCodes,
+  useRecoveryCode,
+  useTotpStep,
+  type FactorKind,
+  type FactorRecord,
+} from '../store/factors.js';
+import { userEvent, type User } from './users.js';
+
+// Second factors (docs/oauth.md, Second factors): TOTP authenticators (RFC 6238: SHA-1, 6 digits,
+// 30 s, one step of drift each way, each code once), passkeys (model/passkeys.ts), and 10 recovery
+// codes made when the first factor is added, each usable once. The policy `auth.mfa` says who must
+// have one. A TOTP secret is stored sealed under the deployment's secret key, the factor's id as
+// the context; until it is confirmed it exists only in the enrolment form, sealed too.
+
+export const TOTP_PERIOD = 30;
+export const TOTP_DIGITS = 6;
+export const RECOVERY_CODE_COUNT = 10;
+/** How long an enrolment form (its sealed secret) stays good. */
+const ENROLMENT_SECONDS = 30 * 60;
+const ISSUER = 'gatehouse';
+
+// 32 letters and digits without 0/O, 1/I: 5 bits each, 16 of them (80 bits) per code.
+const RECOVERY_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+export type SecondFactor = Pick<FactorRecord, 'id' | 'kind' | 'label' | 'createdAt' | 'lastUsedAt'>;
+
+/** Whether the deployment's policy (`auth.mfa`) requires this user to have a second factor. */
+export function mustHaveSecondFactor(ctx: AppContext, user: User): boolean {
+  const policy = ctx.config.auth.mfa;
+  return policy === 'all' || (policy === 'admins' && user.admin);
+}
+
+export async function listSecondFactors(ctx: AppContext, user: User): Promise<SecondFactor[]> {
+  return (await listFactorsOfUser(ctx.store, user.id)).map(({ id, kind, label, createdAt, lastUsedAt }) => ({ id, kind, label, createdAt, lastUsedAt }));
+}
+
+export async function hasSecondFactor(ctx: AppContext, user: User): Promise<boolean> {
+  return (await listFactorsOfUser(ctx.store, user.id)).length > 0;
+}
+
+export function recoveryCodesLeft(ctx: AppContext, user: User): Promise<number> {
+  return countUnusedRecoveryCodes(ctx.store, user.id);
+}
+
+/** A TOTP enrolment in progress: the secret to show, its `otpauth://` URI, and the sealed form field that carries it. */
+export interface TotpEnrolment {
+  secret: string;
+  uri: string;
+  sealed: string;
+}
+
+const enrolmentContext = (user: User) => `totp-enrolment:${user.id}`;
+
+function otpauthUri(secret: string, user: User): string {
+  return new TOTP({ issuer: ISSUER, label: user.username, algorithm: 'SHA1', digits: TOTP_DIGITS, period: TOTP_PERIOD, secret: Secret.fromBase32(secret) }).toString();
+}
+
+/** A new secret for this user (20 random bytes, RFC 4226's recommendation), nothing stored yet. */
+export function startTotpEnrolment(ctx: AppContext, user: User, now = Date.now()): TotpEnrolment {
+  const secret = new Secret({ size: 20 }).base32;
+  const sealed = ctx.sealer.seal(JSON.stringify({ secret, expires: now + ENROLMENT_SECONDS * 1000 }), enrolmentContext(user));
+  return { secret, uri: otpauthUri(secret, user), sealed };
+}
+
+/** The enrolment a form carried back, when it was made for this user and is still good; else null. */
+export function openTotpEnrolment(ctx: AppContext, user: User, sealed: string | undefined, now = Date.now()): TotpEnrolment | null {
+  if (!sealed || sealed.length > 1000) return null;
+  try {
+    const { secret, expires } = JSON.parse(ctx.sealer.open(sealed, enrolmentContext(user))) as { secret: unknown; expires: unknown };
+    if (typeof secret !== 'string' || typeof expires !== 'number' || expires <= now) return null;
+    return { secret, uri: otpauthUri(secret, user), sealed };
+  } catch {
+    return null;
+  }
+}
+
+/** The TOTP time step of `now` (ms). */
+export const totpStep = (now: number) => Math.floor(now / 1000 / TOTP_PERIOD);
+
+/** The step within one of `now`'s whose code this is, or null (every candidate compared in constant time). */
+export function matchingTotpStep(secret: string, code: string, now: number): number | null {
+  const key = Secret.fromBase32(secret);
+  const current = totpStep(now);
+  let found: number | null = null;
+  for (const step of [current - 1, current, current + 1]) {
+    const expected = HOTP.generate({ secret: key, algorithm: 'SHA1', digits: TOTP_DIGITS, counter: step });
+    if (constantTimeEqual(expected, code) && found === null) found = step;
+  }
+  return found;
+}
+
+const normalizedOtp = (otp: string) => otp.replace(/[\s-]/g, '').toUpperCase();
+const isTotpCode = (code: string) => /^\d{6}$/.test(code);
+
+/**
+ * Confirms an enrolment with a code of the app: the authenticator is stored (its secret sealed,
+ * the code's step used: it cannot sign in again) and, when it is the user's first factor, 10
+ * recovery codes are made; they are answered here, once, and stored only hashed.
+ */
+export async function confirmTotp(ctx: AppContext, user: User, sealed: string | undefined, otp: string | undefined, actor: string | null, now = Date.now()): Promise<{ factor: SecondFactor; recoveryCodes: string[] }> {
+  const enrolment = openTotpEnrolment(ctx, user, sealed, now);
+  if (!enrolment) throw new InvalidInput('this set-up has expired; start again with the new secret', { otp: 'the set-up expired' });
+  const code = normalizedOtp(otp ?? '');
+  const step = isTotpCode(code) ? matchingTotpStep(enrolment.secret, code, now) : null;
+  if (step === null) throw new InvalidInput('the code is not correct: enter the 6 digits the app shows now', { otp: 'not the current code' });
+  const id = newTimeOrderedId();
+  const factor: FactorRecord = {
+    id,
+    userId: user.id,
+    kind: 'totp',
+    label: 'Authenticator app',
+    secret: ctx.sealer.seal(enrolment.secret, id),
+    lastStep: step,
+    credentialId: null,
+    publicKey: null,
+    counter: null,
+    transports: [],
+    createdAt: now,
+    lastUsedAt: null,
+  };
+  return write(ctx.store, async (tx) => {
+    const existing = await listFactorsOfUser(tx, user.id);
+    if (existing.some((f) => f.kind === 'totp')) throw new NotApplicable('an authenticator app is set up already: remove it first', 'otp');
+    await insertFactor(tx, factor);
+    const recoveryCodes = existing.length === 0 ? await newRecoveryCodes(tx, user, now) : [];
+    userEvent(tx, 'user.updated', user, actor);
+    return { factor: { id, kind: 'totp' as FactorKind, label: factor.label, createdAt: now, lastUsedAt: null }, recoveryCodes };
+  });
+}
+
+/** Stores a factor made elsewhere (a passkey) with the same event and first-factor recovery codes as a TOTP. */
+export async function addFactor(ctx: AppContext, user: User, factor: FactorRecord, actor: string | null): Promise<string[]> {
+  return write(ctx.store, async (tx) => {
+    const first = (await listFactorsOfUser(tx, user.id)).length === 0;
+    await insertFactor(tx, factor);
+    const codes = first ? await newRecoveryCodes(tx, user, factor.createdAt) : [];
+    userEvent(tx, 'user.updated', user, actor);
+    return codes;
+  });
+}
+
+function recoveryCode(): string {
+  const bytes = randomBytes(16);
+  const chars = [...bytes].map((b) => RECOVERY_ALPHABET[b % RECOVERY_ALPHABET.length]).join('');
+  return chars.match(/.{4}/g)!.join('-');
+}
+
+async function newRecoveryCodes(tx: WriteTx, user: User, now: number): Promise<string[]> {
+  const codes = Array.from({ length: RECOVERY_CODE_COUNT }, recoveryCode);
+  await replaceRecoveryCodes(tx, user.id, codes.map((c) => sha256(normalizedOtp(c))), now);
+  return codes;
+}
+
+/** New recovery codes for a user who has a factor (the old ones stop working). */
+export async function renewRecoveryCodes(ctx: AppContext, user: User, actor: string | null, now = Date.now()): Promise<string[]> {
+  return write(ctx.store, async (tx) => {
+    if ((await listFactorsOfUser(tx, user.id)).length === 0) throw new NotApplicable('recovery codes go with a second factor: set one up first', 'action');
+    const codes = await newRecoveryCodes(tx, user, now);
+    userEvent(tx, 'user.updated', user, actor);
+    return codes;
+  });
+}
+
+/**
+ * Checks a second factor typed at sign-in: 6 digits are a TOTP code of one of the user's
+ * authenticators (a step not used before: the step is taken in one statement, so a code replayed or
+ * raced is refused), anything else a recovery code (marked used in one statement). What was used,
+ * or null.
+ */
+export async function verifySecondFactor(ctx: AppContext, user: User, otp: string, now = Date.now()): Promise<'totp' | 'recovery code' | null> {
+  const code = normalizedOtp(otp);
+  if (!code || code.length > 64) return null;
+  if (isTotpCode(code)) {
+    for (const factor of await listFactorsOfUser(ctx.store, user.id)) {
+      if (factor.kind !== 'totp' || !factor.secret) continue;
+      const step = matchingTotpStep(ctx.sealer.open(factor.secret, factor.id), code, now);
+      if (step !== null && (await write(ctx.store, (tx) => useTotpStep(tx, factor.id, step, now)))) return 'totp';
+    }
+    return null;
+  }
+  return (await write(ctx.store, (tx) => useRecoveryCode(tx, user.id, sha256(code), now))) ? 'recovery code' : null;
+}
+
+/** Removes one of the user's factors (the caller has checked the password); with the last one go the recovery codes. */
+export async function removeSecondFactor(ctx: AppContext, user: User, factorId: string, actor: string | null): Promise<boolean> {
+  return write(ctx.store, async (tx) => {
+    if (!(await deleteFactor(tx, user.id, factorId))) return false;
+    if ((await listFactorsOfUser(tx, user.id)).length === 0) await deleteFactorsOfUser(tx, user.id, { recoveryCodesOnly: true });
+    userEvent(tx, 'user.updated', user, actor);
+    return true;
+  });
+}
