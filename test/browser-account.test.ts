@@ -154,3 +154,29 @@ test('consent with 8 collections: one row each, Allow and Deny in view at both s
     await big.cleanup();
   }
 });
+
+test('OpenID Connect: "Your identity" on the consent page, the sign-out question and the signed-out page', async () => {
+  addClient(server, 'rp', ['--name', 'Relying Party', '--grant', 'authorization_code', '--redirect-uri', REDIRECT, '--post-logout-redirect-uri', 'https://planner.example/bye']);
+  const page = await newPage();
+  const q = new URLSearchParams({ response_type: 'code', client_id: 'rp', redirect_uri: REDIRECT, scope: 'openid profile email zoos:read', state: 'o1', nonce: 'n1', prompt: 'consent' });
+  await page.goto(`${server.url}/oauth/authorize?${q}`);
+  if (await page.getByLabel('Password').isVisible()) {
+    await page.getByLabel('Username').fill('uma');
+    await page.getByLabel('Password').fill('uma-password-1');
+    await page.keyboard.press('Enter');
+  }
+  await page.getByRole('button', { name: 'Allow' }).waitFor();
+  assert.ok(await page.getByText('Your identity').isVisible());
+  for (const words of ['Know who you are', 'Your name and user name', 'Your e-mail address'])
+    assert.ok(await page.getByLabel(words, { exact: false }).isChecked(), `${words} is ticked`);
+  await check(page, 'consent-identity');
+
+  await page.goto(`${server.url}/oauth/logout?client_id=rp`);
+  await page.getByRole('heading', { name: 'Sign out of gatehouse?' }).waitFor();
+  await check(page, 'logout');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
+  await check(page, 'logout-done');
+  assert.deepEqual(csp, []);
+  await page.close();
+});

@@ -35,7 +35,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page .perm{display:grid;grid-template-columns:minmax(0,1fr) 5.5rem 5.5rem;align-items:center;gap:.5rem;padding:.45rem .75rem;border-top:1px solid var(--line)}
 .card-page .perm:first-child{border-top:0}
 .card-page .perm-name{font-weight:600;overflow-wrap:anywhere}
-.card-page .perm-items{grid-template-columns:minmax(0,1fr)}
+.card-page .perm.perm-items{grid-template-columns:minmax(0,1fr)}
 .card-page .perm-items .tick{align-items:flex-start}
 .card-page .perm-items .tick input{margin-top:.2rem;flex:none}
 .card-page .perm-warning{grid-column:1/-1;margin:0;font-size:.9rem;color:var(--danger)}
