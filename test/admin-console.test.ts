@@ -332,6 +332,20 @@ test('a user\'s name and e-mail address: set in the console (bad values named, n
   assert.match((await page(server, jar, `/admin/users/${frank}`)).html, /<dt>Name<\/dt><dd>Frank Fisher<\/dd>/);
 });
 
+test('OpenID Connect settings of a client: sign-out return addresses and the ID token signature, set in the console and shown on its page', async () => {
+  const base = { csrf_token: csrf, client_id: 'oidc-c', type: 'confidential', grant_types: 'authorization_code', redirect_uris: 'https://rp.example/cb', token_type: 'bearer' };
+  const bad = await page(server, jar, '/admin/clients', { ...base, post_logout_redirect_uris: 'javascript:alert(1)', id_token_signed_response_alg: 'ES256' });
+  assert.equal(bad.status, 400);
+  assert.match(bad.html, /id="f-post_logout_redirect_uris-error">[^<]*scheme javascript: is not allowed/);
+  const made = await page(server, jar, '/admin/clients', { ...base, post_logout_redirect_uris: 'https://rp.example/bye', id_token_signed_response_alg: 'ES256' });
+  assert.equal(made.status, 201, made.html);
+  const shown = await page(server, jar, '/admin/clients/oidc-c');
+  assert.match(shown.html, /<dt>ID token signature<\/dt><dd>ES256<\/dd>/);
+  assert.match(shown.html, /<dt>Sign-out return addresses<\/dt><dd><code>https:\/\/rp\.example\/bye<\/code>/);
+  assert.match(shown.html, /name="id_token_signed_response_alg" value="ES256" checked/);
+  assert.equal((await page(server, jar, '/admin/clients/oidc-c/delete', { csrf_token: csrf })).status, 303);
+});
+
 test('sign-out ends the session on the server: the old cookie no longer works', async () => {
   const { jar: mine, csrf: token } = await consoleSignIn('root', 'root-password-1');
   const stolen = mine.cookies.get('__Host-gatehouse_admin')!;

@@ -1,4 +1,4 @@
-import { GRANT_TYPES, type Client } from '../../authserver/model/clients.js';
+import { GRANT_TYPES, ID_TOKEN_ALGS, type Client } from '../../authserver/model/clients.js';
 import { csrfField, html, type Html } from '../../platform/http/html/index.js';
 import { choices, errorSummary, field, notice, table, when, type Errors } from './components.js';
 
@@ -18,6 +18,8 @@ export interface ClientFormValues {
   verified: boolean;
   introspect: boolean;
   require_pkce: boolean;
+  post_logout_redirect_uris: string;
+  id_token_signed_response_alg: string;
 }
 
 export function clientFormValues(client: Client): ClientFormValues {
@@ -34,10 +36,12 @@ export function clientFormValues(client: Client): ClientFormValues {
     verified: client.verified,
     introspect: client.introspect,
     require_pkce: client.requirePkce,
+    post_logout_redirect_uris: client.postLogoutRedirectUris.join('\n'),
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
   };
 }
 
-export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false, introspect: false, require_pkce: false };
+export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false, introspect: false, require_pkce: false, post_logout_redirect_uris: '', id_token_signed_response_alg: 'RS256' };
 
 /** A checkbox whose value is `yes` when ticked. */
 const tick = (name: string, legend: string, label: string, on: boolean, error?: string) => choices({ name, legend, type: 'checkbox', options: [{ value: 'yes', label }], chosen: on ? ['yes'] : [], error });
@@ -83,6 +87,15 @@ ${choices({
   ],
   chosen: [v.token_type],
   error: errors.token_type,
+})}
+${field({ name: 'post_logout_redirect_uris', label: 'Sign-out return addresses', value: v.post_logout_redirect_uris, multiline: true, hint: 'OpenID Connect: one per line; where the browser may go back after signing out (the redirect URI rules).', error: errors.post_logout_redirect_uris })}
+${choices({
+  name: 'id_token_signed_response_alg',
+  legend: 'ID token signature',
+  type: 'radio',
+  options: ID_TOKEN_ALGS.map((alg) => ({ value: alg, label: alg === 'RS256' ? 'RS256 (RSA; what every library expects)' : 'ES256 (elliptic curve)' })),
+  chosen: [v.id_token_signed_response_alg],
+  error: errors.id_token_signed_response_alg,
 })}`;
 }
 
@@ -137,6 +150,8 @@ export function clientProps(c: Client): Html {
 <dt>Verified</dt><dd>${c.verified ? 'yes' : 'no'}</dd>
 <dt>Resource server</dt><dd>${c.introspect ? 'yes: may introspect every client\'s tokens' : 'no'}</dd>
 <dt>PKCE required</dt><dd>${c.requirePkce || c.public ? 'yes' : 'no'}</dd>
+<dt>ID token signature</dt><dd>${c.idTokenSignedResponseAlg}</dd>
+<dt>Sign-out return addresses</dt><dd>${c.postLogoutRedirectUris.length ? c.postLogoutRedirectUris.map((u, i) => html`${i ? html`<br>` : ''}<code>${u}</code>`) : html`<span class="muted">none</span>`}</dd>
 <dt>Registered</dt><dd>${when(c.createdAt)}</dd>
 </dl>`;
 }

@@ -24,6 +24,8 @@ function valuesOf(form: Params, current?: ClientFormValues): ClientFormValues {
     verified: form.get('verified') === 'yes',
     introspect: form.get('introspect') === 'yes',
     require_pkce: form.get('require_pkce') === 'yes',
+    post_logout_redirect_uris: form.values.get('post_logout_redirect_uris') ?? '',
+    id_token_signed_response_alg: form.get('id_token_signed_response_alg') ?? 'RS256',
   };
 }
 
@@ -158,7 +160,7 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
 }
 
 /** The form's values as the model's client fields, the same for registering and for editing. */
-function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>> {
+function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name'>> {
   return {
     redirectUris: lines(v.redirect_uris),
     grantTypes: v.grant_types,
@@ -169,5 +171,7 @@ function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name' | '
     verified: v.verified,
     introspect: v.introspect,
     requirePkce: v.require_pkce,
+    postLogoutRedirectUris: lines(v.post_logout_redirect_uris),
+    idTokenSignedResponseAlg: v.id_token_signed_response_alg,
   };
 }
