@@ -111,3 +111,28 @@ ${v.codes.length ? recoveryCodeList(v.codes) : ''}
 <p class="actions"><a class="button primary" href="${v.continueUrl}">${v.continueLabel}</a></p>`,
   };
 }
+
+export interface PasskeyFormView {
+  action: string;
+  hidden: Record<string, string | undefined>;
+  /** The ceremony's options (JSON), with the challenge the server remembered. */
+  options: unknown;
+  kind: 'signin' | 'register';
+}
+
+/**
+ * A passkey button in a form of its own, hidden until the script finds WebAuthn (the page works
+ * without it): the script runs the ceremony and posts its result as `credential`.
+ */
+export function passkeyForm(v: PasskeyFormView): Html {
+  const status = `passkey-${v.kind}-status`;
+  const button =
+    v.kind === 'signin'
+      ? html`<button type="button" data-passkey-signin data-passkey-options="${JSON.stringify(v.options)}" aria-describedby="${status}">Sign in with a passkey</button>`
+      : html`<button type="button" data-passkey-register data-passkey-options="${JSON.stringify(v.options)}" aria-describedby="${status}" class="primary">Add a passkey</button>`;
+  return html`<form method="post" action="${v.action}" class="passkey" hidden>
+${hiddenFields({ ...v.hidden, credential: '' })}
+<div class="actions">${button}</div>
+<p class="muted small" id="${status}" role="status"></p>
+</form>`;
+}

@@ -3,6 +3,7 @@ import type { AppContext } from '../../contract/context.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { userSubject, type User } from '../model/users.js';
+import { verifyPasskeySignIn } from '../model/passkeys.js';
 import type { Params } from '../params.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
 import { loginCookies, startSession } from '../sessions.js';
@@ -66,4 +67,14 @@ async function signedIn(ctx: AppContext, request: FastifyRequest, reply: Fastify
   pageHeaders(reply);
   // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
   return reply.redirect(continueUrl(ctx, req), 303);
+}
+
+/** A passkey sign-in (`step=passkey`, `credential`): both factors at once, so no second step. */
+export async function loginWithPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
+  const user = await verifyPasskeySignIn(ctx, form.get('credential'));
+  if (!user) {
+    audit(ctx, request.log, 'login.failed', { client_id: req.client.id, ip: request.ip, reason: 'login form: passkey not accepted' });
+    return renderLogin(ctx, request, reply, req, 401, 'The passkey was not accepted. Try again, or sign in with your password.');
+  }
+  return signedIn(ctx, request, reply, req, user);
 }

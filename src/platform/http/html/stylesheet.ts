@@ -66,6 +66,9 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page .notice{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--line)}
 .card-page main.wide{max-width:36rem}
 .card-page .small{font-size:.875rem}
+.card-page form.passkey{margin-top:.75rem}
+.card-page form.passkey .actions{margin-top:.5rem}
+.card-page form.signin p.small{margin:.35rem 0 0}
 .card-page h3{margin:1.25rem 0 .5rem;font-size:1rem}
 .card-page a.button{display:inline-block;padding:.7rem 1rem;border-radius:8px;font-weight:600;text-decoration:none;border:1px solid var(--line);color:var(--text)}
 .card-page a.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
