@@ -32,6 +32,7 @@ before(async () => {
   base = server.url.replace('https://127.0.0.1:', 'https://localhost:');
   addUser(server, 'pia', 'pia-password-1');
   addUser(server, 'tom', 'tom-password-1');
+  assert.equal(server.cli(['user', 'admin', 'tom', 'on']).status, 0);
   addClient(server, 'planner', ['--name', 'Zoo Planner', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
   mkdirSync(SHOTS, { recursive: true });
@@ -81,6 +82,7 @@ test('an authenticator app: set up on the account page, recovery codes, then the
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     await page.locator('[data-recovery-code]').first().waitFor();
     assert.equal(await page.locator('[data-recovery-code]').count(), 10);
+    const recovery = (await page.locator('[data-recovery-code]').first().textContent())!.trim();
     await check(page, 'recovery-codes');
     await page.getByRole('button', { name: 'Sign out' }).click();
 
@@ -98,6 +100,18 @@ test('an authenticator app: set up on the account page, recovery codes, then the
     await page.getByLabel('Code from your authenticator app').fill(next);
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('button', { name: 'Allow' }).waitFor();
+
+    // The console asks for the code too (tom is an admin).
+    await page.goto(`${base}/admin`);
+    await page.getByLabel('Username').fill('tom');
+    await page.getByLabel('Password').fill('tom-password-1');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Code from your authenticator app').waitFor();
+    await check(page, 'console-otp-prompt');
+    // The codes of this step and the next are used: a recovery code, then.
+    await page.getByLabel('Code from your authenticator app').fill(recovery);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('navigation').first().waitFor();
   } finally {
     await context.close();
   }
@@ -127,6 +141,19 @@ test('a passkey: registered on the account page, used to sign in without a passw
     // No password, no code: the passkey is both factors.
     await page.getByRole('button', { name: 'Allow' }).waitFor();
 
+    // With the password, the second step offers the passkey (or a recovery code).
+    await page.goto(`${base}/oauth/account`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(authorize());
+    await page.getByLabel('Username').fill('pia');
+    await page.getByLabel('Password').fill('pia-password-1');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Recovery code').waitFor();
+    await page.locator('button[data-passkey-signin]').waitFor({ state: 'visible' });
+    await check(page, 'second-step-passkey');
+    await page.locator('button[data-passkey-signin]').click();
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+
     await page.goto(`${base}/oauth/account`);
     await page.getByRole('heading', { name: 'Two-step sign-in' }).waitFor();
     assert.equal(await page.locator('ul.factors > li').count(), 1);
@@ -137,6 +164,32 @@ test('a passkey: registered on the account page, used to sign in without a passw
     assert.equal(await page.locator('ul.factors > li').count(), 0);
   } finally {
     await context.close();
+  }
+});
+
+test('auth.mfa: all — a user without a factor sets one up right after the password, sees the recovery codes, and goes on to the application', async () => {
+  const strict = await startServer({ config: { auth: { mfa: 'all' } } });
+  const { context, page } = await newBrowser();
+  try {
+    addUser(strict, 'una', 'una-password-1');
+    addClient(strict, 'planner', ['--name', 'Zoo Planner', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+    const at = strict.url.replace('https://127.0.0.1:', 'https://localhost:');
+    await page.goto(`${at}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'planner', redirect_uri: REDIRECT, scope: 'zoos:read', state: 'm1' })}`);
+    await page.getByLabel('Username').fill('una');
+    await page.getByLabel('Password').fill('una-password-1');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Set up two-step sign-in' }).waitFor();
+    await check(page, 'signin-enrol');
+    const secret = (await page.locator('[data-totp-secret]').textContent())!.trim();
+    await page.getByLabel('Code from the app').fill(TOTP.generate({ secret: Secret.fromBase32(secret) }));
+    await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
+    await page.locator('[data-recovery-code]').first().waitFor();
+    await check(page, 'signin-recovery-codes');
+    await page.getByRole('link', { name: 'Continue to Zoo Planner' }).click();
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+  } finally {
+    await context.close();
+    await strict.cleanup();
   }
 });
 

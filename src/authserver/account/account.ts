@@ -152,7 +152,10 @@ async function accountSignIn(ctx: AppContext, request: FastifyRequest, reply: Fa
 async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, s: SecondStepState, status = 200, error?: string) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const hidden = { csrf_token: csrf, step: s.step, pending: s.pending };
-  if (s.step === 'second-factor') return sendCardPage(ctx, reply, status, secondFactorPage({ action: accountPath(ctx), hidden, username: s.user.username, error }));
+  if (s.step === 'second-factor') {
+    const recoveryOnly = !(await listSecondFactors(ctx, s.user)).some((f) => f.kind === 'totp');
+    return sendCardPage(ctx, reply, status, secondFactorPage({ action: accountPath(ctx), hidden, username: s.user.username, error, recoveryOnly }));
+  }
   const e = s.enrolment!;
   return sendCardPage(ctx, reply, status, enrolmentPage({ action: accountPath(ctx), hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
 }

@@ -3,12 +3,13 @@ import type { AppContext } from '../../contract/context.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { userSubject, type User } from '../model/users.js';
-import { verifyPasskeySignIn } from '../model/passkeys.js';
+import { passkeySignInOptions, verifyPasskeySignIn } from '../model/passkeys.js';
+import { listSecondFactors } from '../model/factors.js';
 import type { Params } from '../params.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
 import { loginCookies, startSession } from '../sessions.js';
 import { browserBinding, csrfToken } from './csrf.js';
-import { enrolmentPage, enrolmentQr, recoveryCodesPage, secondFactorPage } from './factor-views.js';
+import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
 import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
 import type { AuthorizationRequest } from './request.js';
 import { describeDuration } from './views.js';
@@ -50,7 +51,14 @@ async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply:
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const hidden = { request: req.raw, csrf_token: csrf, step: s.step, pending: s.pending };
   const action = authorizePath(ctx);
-  if (s.step === 'second-factor') return sendCardPage(ctx, reply, status, secondFactorPage({ action, hidden, username: s.user.username, error }));
+  if (s.step === 'second-factor') {
+    // A user with a passkey may use it here instead (a passkey sign-in is both factors).
+    const kinds = new Set((await listSecondFactors(ctx, s.user)).map((f) => f.kind));
+    const passkey = kinds.has('passkey')
+      ? passkeyForm({ action, hidden: { request: req.raw, csrf_token: csrf, step: 'passkey' }, options: await passkeySignInOptions(ctx), kind: 'signin' })
+      : undefined;
+    return sendCardPage(ctx, reply, status, secondFactorPage({ action, hidden, username: s.user.username, error, recoveryOnly: !kinds.has('totp'), passkey }));
+  }
   const e = s.enrolment!;
   return sendCardPage(ctx, reply, status, enrolmentPage({ action, hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
 }

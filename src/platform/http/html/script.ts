@@ -43,6 +43,8 @@ export const PASSKEY_SCRIPT = `
 (function () {
   var webauthn = window.SimpleWebAuthnBrowser;
   if (!webauthn || !webauthn.browserSupportsWebAuthn()) return;
+  // Browsers refuse WebAuthn on an IP address (the server offers passkeys at localhost instead).
+  if (/^[0-9.]+$/.test(location.hostname) || location.hostname.charAt(0) === '[') return;
   var buttons = document.querySelectorAll('button[data-passkey-signin], button[data-passkey-register]');
   Array.prototype.forEach.call(buttons, function (button) {
     var form = button.form;
