@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Secret, TOTP } from 'otpauth';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, hiddenField, page, post, unescapeHtml, type Page, type RegisteredClient } from './helpers/oauth.js';
 import { listFactorsOfUser } from '../src/authserver/store/factors.js';
 import { findUserByUsername } from '../src/authserver/model/users.js';
@@ -402,4 +403,25 @@ test('passkeys: the login page offers the button with a remembered challenge; a 
   assert.equal(bad.status, 400);
   assert.match(bad.html, /passkey was not registered/);
   assert.equal((await page(server, signed, '/oauth/account', { action: 'passkey-register', credential: '{}' })).status, 403);
+});
+
+test('PostgreSQL: two requests racing with one code, and with one recovery code, sign in once each', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
+  const main = server;
+  const database = await createPgDatabase();
+  server = await startApp({ database: database.url });
+  try {
+    await addUser(server, 'pat', 'pat-password-1');
+    await addClient(server, 'planner', ['--name', 'Zoo Planner', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+    const { secret, codes } = await enrol('pat');
+    const jars = [new CookieJar(), new CookieJar(), new CookieJar()];
+    const steps = await Promise.all(jars.map((j) => loginPassword('pat', j)));
+    const code = codeOf(secret, 1);
+    assert.deepEqual((await Promise.all(jars.map((j, i) => secondStep(j, steps[i], code)))).map((r) => r.status).sort(), [303, 401, 401]);
+    const again = await Promise.all(jars.map((j) => loginPassword('pat', j)));
+    assert.deepEqual((await Promise.all(jars.map((j, i) => secondStep(j, again[i], codes[0])))).map((r) => r.status).sort(), [303, 401, 401]);
+  } finally {
+    await server.cleanup();
+    server = main;
+    await database.drop();
+  }
 });
