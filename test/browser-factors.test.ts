@@ -1,6 +1,6 @@
 // Second factors in headless Chromium: an authenticator app set up on the account page (the code
 // computed from the secret the page shows), the login page's code prompt, and a passkey registered,
-// used to sign in and removed with a CDP virtual authenticator (WebAuthn.addVirtualAuthenticator:
+// used to sign in (its assertion replayed is refused) and removed with a CDP virtual authenticator (WebAuthn.addVirtualAuthenticator:
 // CTAP2, internal, resident keys, user verification). The pages are photographed at 1280×800 and
 // 390×844 (test-results/factors-*.png) and checked with axe-core (no serious or critical finding),
 // with no CSP violation and no horizontal overflow on the phone.
@@ -137,9 +137,17 @@ test('a passkey: registered on the account page, used to sign in without a passw
     const signin = page.locator('button[data-passkey-signin]');
     await signin.waitFor({ state: 'visible' });
     await check(page, 'login-passkey');
-    await signin.click();
+    const [posted] = await Promise.all([page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/oauth/authorize')), signin.click()]);
     // No password, no code: the passkey is both factors.
     await page.getByRole('button', { name: 'Allow' }).waitFor();
+
+    // The same assertion replayed (with this browser's current form token): its challenge was used.
+    const replay = new URLSearchParams(posted.postData()!);
+    assert.equal(replay.get('step'), 'passkey');
+    replay.set('csrf_token', (await page.locator('input[name="csrf_token"]').first().getAttribute('value'))!);
+    const answer = await page.request.post(`${base}/oauth/authorize`, { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' }, data: replay.toString(), maxRedirects: 0 });
+    assert.equal(answer.status(), 401);
+    assert.match(await answer.text(), /passkey was not accepted/);
 
     // With the password, the second step offers the passkey (or a recovery code).
     await page.goto(`${base}/oauth/account`);
