@@ -66,6 +66,7 @@ const LONGEST = [
   'test/schema-migrations.test.ts',
   'test/cli-oauth.test.ts',
   'src/api/store/list-plans.test.ts',
+  'test/browser-factors.test.ts',
   'test/browser-account.test.ts',
   'test/attachments-large.test.ts',
   'test/ops-backup.test.ts',

@@ -66,7 +66,9 @@ test('the login page: a labelled form, CSRF token, strict CSP, no framing, brows
   assert.match(csp, /frame-ancestors 'none'/);
   assert.match(csp, /default-src 'none'/);
   assert.doesNotMatch(csp, /unsafe-inline/);
-  assert.doesNotMatch(p.html, /<script/i);
+  // No inline script: only the passkey button's files, from this origin (docs/oauth.md, Passkeys).
+  assert.doesNotMatch(p.html, /<script(?![^>]*\ssrc="\/admin\/assets\/(webauthn|passkeys)\.js\?v(=|&#61;)[^"]+" defer><\/script>)/i);
+  assert.match(csp, /script-src 'self';/);
   assert.equal(p.headers.get('x-frame-options'), 'DENY');
   assert.equal(p.headers.get('cache-control'), 'no-store');
   // The client's name is escaped.

@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Secret, TOTP } from 'otpauth';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, hiddenField, page, post, unescapeHtml, type Page, type RegisteredClient } from './helpers/oauth.js';
 import { listFactorsOfUser } from '../src/authserver/store/factors.js';
 import { findUserByUsername } from '../src/authserver/model/users.js';
@@ -85,7 +86,7 @@ test('the account page sets up an authenticator: secret, otpauth URI, QR code, c
   assert.match(html, /name="otp"/);
   assert.match(html, /<button type="submit" name="action" value="totp-confirm"/);
   const res = await server.fetch('/oauth/account', { headers: { accept: 'text/html', cookie: jar.header() } });
-  assert.doesNotMatch(res.headers.get('content-security-policy')!, /script-src|unsafe-inline/, 'no script, no inline anything: the QR code is inline SVG');
+  assert.doesNotMatch(res.headers.get('content-security-policy')!, /unsafe-inline|data:/, 'nothing inline allowed, no data: images: the QR code is inline SVG');
 
   const form = { csrf_token: hiddenField(html, 'csrf_token'), enrolment: hiddenField(html, 'enrolment'), action: 'totp-confirm' };
   const wrong = await page(server, jar, '/oauth/account', { ...form, otp: String((Number(codeOf(secret)) + 1) % 1_000_000).padStart(6, '0') });
@@ -368,5 +369,59 @@ test('auth.mfa: all leads a user without a factor to set one up after the passwo
     assert.equal((await page(strict, cj, '/admin/users')).status, 200);
   } finally {
     await strict.cleanup();
+  }
+});
+
+test('passkeys: the login page offers the button with a remembered challenge; a made-up, replayed or foreign response signs nobody in, never 5xx; the forms need their CSRF token', async () => {
+  const jar = new CookieJar();
+  const authorize = authorizeUrl({ response_type: 'code', client_id: 'planner', redirect_uri: REDIRECT, scope: 'zoos:read', state: 'pk' });
+  const login = await page(server, jar, authorize);
+  assert.match(login.html, /<button type="button" data-passkey-signin/);
+  assert.match(login.html, /<form method="post" action="\/oauth\/authorize" class="passkey" hidden>/, 'hidden until the script finds WebAuthn');
+  assert.match(login.headers.get('content-security-policy')!, /script-src 'self';/);
+  const options = JSON.parse(attr(login.html, 'data-passkey-options'));
+  const host = new URL(server.url).hostname;
+  assert.equal(options.rpId, ['127.0.0.1', '[::1]'].includes(host) ? 'localhost' : host);
+  assert.equal(options.userVerification, 'required');
+  const clientData = (challenge: string, origin = server.url) => Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin })).toString('base64url');
+  const forged = (challenge: string) =>
+    JSON.stringify({ id: 'AAAA', rawId: 'AAAA', type: 'public-key', clientExtensionResults: {}, response: { clientDataJSON: clientData(challenge), authenticatorData: 'AAAA', signature: 'AAAA' } });
+  const form = { request: hiddenField(login.html, 'request'), csrf_token: hiddenField(login.html, 'csrf_token'), step: 'passkey' };
+  for (const credential of ['', 'not json', '{"id":1}', forged(options.challenge), forged(options.challenge), forged('made-up'), 'x'.repeat(30_000)]) {
+    const r = await page(server, jar, '/oauth/authorize', { ...form, credential });
+    assert.equal(r.status, 401, credential.slice(0, 30));
+    assert.match(r.html, /passkey was not accepted/);
+  }
+  assert.equal(sessionCookie(jar), undefined);
+  assert.equal((await page(server, new CookieJar(), '/oauth/authorize', { ...form, credential: forged(options.challenge) })).status, 403, 'without this browser\'s CSRF token');
+
+  const { jar: signed, html } = await accountSignIn('hal');
+  assert.match(html, /<button type="button" data-passkey-register/);
+  const register = JSON.parse(attr(html, 'data-passkey-options'));
+  assert.equal(register.authenticatorSelection.residentKey, 'required');
+  const bad = await page(server, signed, '/oauth/account', { csrf_token: hiddenField(html, 'csrf_token'), action: 'passkey-register', credential: forged(register.challenge) });
+  assert.equal(bad.status, 400);
+  assert.match(bad.html, /passkey was not registered/);
+  assert.equal((await page(server, signed, '/oauth/account', { action: 'passkey-register', credential: '{}' })).status, 403);
+});
+
+test('PostgreSQL: two requests racing with one code, and with one recovery code, sign in once each', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
+  const main = server;
+  const database = await createPgDatabase();
+  server = await startApp({ database: database.url });
+  try {
+    await addUser(server, 'pat', 'pat-password-1');
+    await addClient(server, 'planner', ['--name', 'Zoo Planner', '--grant', 'authorization_code', '--redirect-uri', REDIRECT]);
+    const { secret, codes } = await enrol('pat');
+    const jars = [new CookieJar(), new CookieJar(), new CookieJar()];
+    const steps = await Promise.all(jars.map((j) => loginPassword('pat', j)));
+    const code = codeOf(secret, 1);
+    assert.deepEqual((await Promise.all(jars.map((j, i) => secondStep(j, steps[i], code)))).map((r) => r.status).sort(), [303, 401, 401]);
+    const again = await Promise.all(jars.map((j) => loginPassword('pat', j)));
+    assert.deepEqual((await Promise.all(jars.map((j, i) => secondStep(j, again[i], codes[0])))).map((r) => r.status).sort(), [303, 401, 401]);
+  } finally {
+    await server.cleanup();
+    server = main;
+    await database.drop();
   }
 });

@@ -30,6 +30,8 @@ export interface SecondStepView {
   /** A set-up the policy asks for (`auth.mfa`), else the code form. */
   enrolment?: { secret: string; uri: string; qr: Html; sealed: string };
   error?: string;
+  /** No authenticator app (a passkey only, which the console does not take): a recovery code. */
+  recoveryOnly?: boolean;
 }
 
 /** The second step of the console's sign-in: the code, or setting up an authenticator app. */
@@ -37,7 +39,7 @@ export function secondStepBody(v: SecondStepView): Html {
   const action = `${v.base}/signin`;
   const form = v.enrolment
     ? totpEnrolment({ action, hidden: { ...v.hidden, enrolment: v.enrolment.sealed }, secret: v.enrolment.secret, uri: v.enrolment.uri, qr: v.enrolment.qr, idPrefix: 'f-' })
-    : otpForm({ action, hidden: v.hidden, idPrefix: 'f-' });
+    : otpForm({ action, hidden: v.hidden, idPrefix: 'f-', recoveryOnly: v.recoveryOnly });
   return html`<div class="card">
 <h1>${v.enrolment ? 'Set up two-step sign-in' : 'Two-step sign-in'}</h1>
 <p class="muted">${v.enrolment ? html`This gatehouse asks admins for a code from an authenticator app at every sign-in.` : html`Signing in as <strong>${v.username}</strong>.`}</p>

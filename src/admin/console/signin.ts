@@ -4,6 +4,7 @@ import { enrolmentQr } from '../../authserver/authorize/factor-views.js';
 import { describeDuration } from '../../authserver/authorize/views.js';
 import { signIn } from '../../authserver/login-throttle.js';
 import { userSubject, type User } from '../../authserver/model/users.js';
+import { listSecondFactors } from '../../authserver/model/factors.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../../authserver/second-step.js';
 import { formOf, safeNext, type ConsoleKit } from './kit.js';
 import { consoleCookies, consoleCsrf, endConsoleSession, startConsoleSession } from './session.js';
@@ -20,7 +21,8 @@ export function registerSignIn(app: FastifyInstance, kit: ConsoleKit): void {
     const hidden = { csrf_token: csrf, step: s.step, pending: s.pending, next };
     const enrolment = s.enrolment ? { ...s.enrolment, qr: await enrolmentQr(s.enrolment.uri) } : undefined;
     const title = s.step === 'enrol' ? 'Set up two-step sign-in' : 'Two-step sign-in';
-    return kit.bare(reply, status, title, secondStepBody({ base, hidden, username: s.user.username, enrolment, error }), error ? { error: error.replace(/\.$/, ''), detail: { otp: 'not accepted' } } : undefined);
+    const recoveryOnly = !(await listSecondFactors(ctx, s.user)).some((f) => f.kind === 'totp');
+    return kit.bare(reply, status, title, secondStepBody({ base, hidden, username: s.user.username, enrolment, error, recoveryOnly }), error ? { error: error.replace(/\.$/, ''), detail: { otp: 'not accepted' } } : undefined);
   }
 
   async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User) {

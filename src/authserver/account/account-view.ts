@@ -1,6 +1,6 @@
 import { MIN_PASSWORD_LENGTH } from '../model/users.js';
 import { hiddenFields, html, signInForm, type Html } from '../../platform/http/html/index.js';
-import type { CardView } from '../authorize/views.js';
+import { PASSKEY_SCRIPTS, type CardView } from '../authorize/views.js';
 import { recoveryCodeList, totpEnrolment } from '../authorize/factor-views.js';
 
 // The bodies of {auth_url}/account (docs/oauth.md): signed out, the sign-in form; signed in, the
@@ -57,6 +57,8 @@ export interface TwoStepView {
   recoveryCodes?: string[];
   /** The deployment requires a second factor of this user (the last one cannot be removed). */
   required: boolean;
+  /** The passkey registration's form (options with a remembered challenge). */
+  passkey?: Html;
 }
 
 export interface AccountView {
@@ -90,6 +92,7 @@ ${hiddenFields({ csrf_token: v.csrf, grant_id: a.grantId })}
   return {
     title: 'Your account',
     wide: true,
+    scripts: v.twoStep.passkey ? PASSKEY_SCRIPTS : undefined,
     body: html`<h1>Your account</h1>
 <p class="muted">Signed in as <strong>${v.username}</strong>.</p>
 ${messages(v)}
@@ -152,6 +155,7 @@ ${hiddenFields({ csrf_token: v.csrf })}
 <h2 id="two-step-title">Two-step sign-in</h2>
 ${t.recoveryCodes?.length ? recoveryCodeList(t.recoveryCodes) : ''}
 ${factors}
+${t.passkey ? html`<h3>Passkeys</h3>\n<p class="muted">Sign in with your device's screen lock or a security key instead of a password and code.</p>\n${t.passkey}` : ''}
 ${t.enrolment ? html`<h3>Add an authenticator app</h3>
 ${totpEnrolment({ action: v.action, hidden: { csrf_token: v.csrf, enrolment: t.enrolment.sealed }, secret: t.enrolment.secret, uri: t.enrolment.uri, qr: t.enrolment.qr })}` : ''}
 </section>`;

@@ -18,6 +18,8 @@ import { enrolmentPage, enrolmentQr, secondFactorPage } from '../authorize/facto
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
 import { confirmTotp, listSecondFactors, mustHaveSecondFactor, recoveryCodesLeft, removeSecondFactor, renewRecoveryCodes, startTotpEnrolment, openTotpEnrolment } from '../model/factors.js';
 import { loginCookies } from '../sessions.js';
+import { passkeyRegistrationOptions, registerPasskey } from '../model/passkeys.js';
+import { passkeyForm } from '../authorize/factor-views.js';
 
 // {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
 // a password change. Plain server-rendered forms (no script), each POST checked against the
@@ -58,7 +60,7 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
 }
 
 /** The "Two-step sign-in" section: the factors, and the set-up of an authenticator while there is none (`enrolment`: the one a refused form carried, kept). */
-async function twoStep(ctx: AppContext, user: User, extra: { recoveryCodes?: string[]; enrolment?: string } = {}): Promise<TwoStepView> {
+async function twoStep(ctx: AppContext, user: User, csrf: string, extra: { recoveryCodes?: string[]; enrolment?: string } = {}): Promise<TwoStepView> {
   const factors = await listSecondFactors(ctx, user);
   const started = factors.some((f) => f.kind === 'totp') ? null : (openTotpEnrolment(ctx, user, extra.enrolment) ?? startTotpEnrolment(ctx, user));
   return {
@@ -67,6 +69,7 @@ async function twoStep(ctx: AppContext, user: User, extra: { recoveryCodes?: str
     enrolment: started ? { ...started, qr: await enrolmentQr(started.uri) } : undefined,
     recoveryCodes: extra.recoveryCodes,
     required: mustHaveSecondFactor(ctx, user),
+    passkey: passkeyForm({ action: accountPath(ctx), hidden: { csrf_token: csrf, action: 'passkey-register' }, options: await passkeyRegistrationOptions(ctx, user), kind: 'register' }),
   };
 }
 
@@ -81,7 +84,7 @@ async function show(
   const user = await sessionUser(ctx, request);
   const { recoveryCodes, enrolment, ...messages } = message;
   if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...messages }));
-  const view = accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), twoStep: await twoStep(ctx, user, { recoveryCodes, enrolment }), ...messages });
+  const view = accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), twoStep: await twoStep(ctx, user, csrf, { recoveryCodes, enrolment }), ...messages });
   return sendCardPage(ctx, reply, status, view);
 }
 
@@ -122,6 +125,7 @@ export function accountPost(ctx: AppContext) {
     }
     if (action === 'password') return accountPassword(ctx, request, reply, user, form);
     if (action === 'totp-confirm') return accountConfirmTotp(ctx, request, reply, user, form);
+    if (action === 'passkey-register') return accountRegisterPasskey(ctx, request, reply, user, form);
     if (action === 'factor-remove' || action === 'recovery-codes') return accountWithPassword(ctx, request, reply, user, form, action);
     return show(ctx, request, reply, 400, { error: 'The form was not understood.' });
   };
@@ -148,7 +152,10 @@ async function accountSignIn(ctx: AppContext, request: FastifyRequest, reply: Fa
 async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, s: SecondStepState, status = 200, error?: string) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const hidden = { csrf_token: csrf, step: s.step, pending: s.pending };
-  if (s.step === 'second-factor') return sendCardPage(ctx, reply, status, secondFactorPage({ action: accountPath(ctx), hidden, username: s.user.username, error }));
+  if (s.step === 'second-factor') {
+    const recoveryOnly = !(await listSecondFactors(ctx, s.user)).some((f) => f.kind === 'totp');
+    return sendCardPage(ctx, reply, status, secondFactorPage({ action: accountPath(ctx), hidden, username: s.user.username, error, recoveryOnly }));
+  }
   const e = s.enrolment!;
   return sendCardPage(ctx, reply, status, enrolmentPage({ action: accountPath(ctx), hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
 }
@@ -165,11 +172,12 @@ async function accountSecondStep(ctx: AppContext, request: FastifyRequest, reply
   audit(ctx, request.log, 'login.succeeded', { client_id: null, subject: userSubject(outcome.user.id), ip: request.ip });
   if (outcome.recoveryCodes.length) {
     // The session cookie is on this very answer: the page is rendered for the user just signed in.
+    const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
     return sendCardPage(
       ctx,
       reply,
       200,
-      accountPage({ action: accountPath(ctx), csrf: await csrfToken(ctx, await browserBinding(ctx, request, reply)), username: outcome.user.username, apps: await authorizedApps(ctx, outcome.user), twoStep: await twoStep(ctx, outcome.user, { recoveryCodes: outcome.recoveryCodes }), notice: 'Two-step sign-in is on.' }),
+      accountPage({ action: accountPath(ctx), csrf, username: outcome.user.username, apps: await authorizedApps(ctx, outcome.user), twoStep: await twoStep(ctx, outcome.user, csrf, { recoveryCodes: outcome.recoveryCodes }), notice: 'Two-step sign-in is on.' }),
     );
   }
   pageHeaders(reply);
@@ -235,4 +243,17 @@ async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: 
   }
   audit(ctx, request.log, 'user.password_changed', { subject: userSubject(user.id), reason: 'account page' });
   return back(ctx, reply, 'password');
+}
+
+/** Registers a passkey from the ceremony's result the page's script posted. */
+async function accountRegisterPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
+  try {
+    const recoveryCodes = await registerPasskey(ctx, user, form.get('credential'), userSubject(user.id));
+    audit(ctx, request.log, 'user.factor_added', { subject: userSubject(user.id), reason: 'account page: passkey' });
+    return show(ctx, request, reply, 200, { notice: 'Your passkey is registered: sign in with it on the login page.', recoveryCodes });
+  } catch (e) {
+    const problem = modelProblem(e);
+    if (!problem) throw e;
+    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}.` });
+  }
 }

@@ -6,7 +6,7 @@ import { audit } from '../audit.js';
 import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params.js';
 import { endSession, sessionOf, type SignedIn } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
-import { login, loginSecondStep } from './login.js';
+import { login, loginSecondStep, loginWithPasskey } from './login.js';
 import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
 import { PageError, RedirectError, readAuthorizationRequest, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { withAdminRule } from '../scope-request.js';
@@ -137,6 +137,7 @@ export function authorizePost(ctx: AppContext) {
         const step = form.get('step');
         if (step === 'login') return login(ctx, request, reply, req, form);
         if (step === 'second-factor' || step === 'enrol') return loginSecondStep(ctx, request, reply, req, form);
+        if (step === 'passkey') return loginWithPasskey(ctx, request, reply, req, form);
         if (step === 'logout') {
           await endSession(ctx, request, reply);
           pageHeaders(reply);

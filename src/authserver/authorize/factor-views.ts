@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import { hiddenFields, html, trusted, type Html } from '../../platform/http/html/index.js';
-import type { CardView } from './views.js';
+import { PASSKEY_SCRIPTS, type CardView } from './views.js';
 
 // The pieces of second factors (docs/oauth.md, Second factors), shared by the login page, the
 // account page and the admin console: the code form of the second step, the authenticator set-up
@@ -21,6 +21,8 @@ export interface OtpFormView {
   action: string;
   hidden: Record<string, string | undefined>;
   idPrefix?: string;
+  /** The user has no authenticator app (a passkey only): the field takes a recovery code. */
+  recoveryOnly?: boolean;
 }
 
 /** The second step's form: one field, a TOTP code or a recovery code. */
@@ -28,9 +30,9 @@ export function otpForm(v: OtpFormView): Html {
   const id = `${v.idPrefix ?? ''}otp`;
   return html`<form method="post" action="${v.action}" class="signin">
 ${hiddenFields(v.hidden)}
-<label class="field" for="${id}">Code from your authenticator app</label>
+<label class="field" for="${id}">${v.recoveryOnly ? 'Recovery code' : 'Code from your authenticator app'}</label>
 <input type="text" id="${id}" name="otp" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required autofocus aria-describedby="${id}-hint">
-<p class="muted small" id="${id}-hint">6 digits, or one of your recovery codes if you cannot use the app.</p>
+<p class="muted small" id="${id}-hint">${v.recoveryOnly ? 'Use your passkey, or one of the recovery codes you saved.' : '6 digits, or one of your recovery codes if you cannot use the app.'}</p>
 <div class="actions buttons"><button type="submit" class="primary">Continue</button></div>
 </form>`;
 }
@@ -76,16 +78,21 @@ export interface SecondFactorPageView {
   hidden: Record<string, string | undefined>;
   username: string;
   error?: string;
+  recoveryOnly?: boolean;
+  /** The passkey button's form (the login page, for a user with a passkey). */
+  passkey?: Html;
 }
 
-/** The login and account pages' second step: the code. */
+/** The login and account pages' second step: the code (or, on the login page, the user's passkey). */
 export function secondFactorPage(v: SecondFactorPageView): CardView {
   return {
     title: 'Two-step sign-in',
+    scripts: v.passkey ? PASSKEY_SCRIPTS : undefined,
     body: html`<h1>Two-step sign-in</h1>
 <p class="muted">Signing in as <strong>${v.username}</strong>.</p>
 ${alert(v.error)}
-${otpForm({ action: v.action, hidden: v.hidden })}`,
+${otpForm({ action: v.action, hidden: v.hidden, recoveryOnly: v.recoveryOnly })}
+${v.passkey ?? ''}`,
   };
 }
 
@@ -110,4 +117,29 @@ export function recoveryCodesPage(v: { codes: string[]; continueUrl: string; con
 ${v.codes.length ? recoveryCodeList(v.codes) : ''}
 <p class="actions"><a class="button primary" href="${v.continueUrl}">${v.continueLabel}</a></p>`,
   };
+}
+
+export interface PasskeyFormView {
+  action: string;
+  hidden: Record<string, string | undefined>;
+  /** The ceremony's options (JSON), with the challenge the server remembered. */
+  options: unknown;
+  kind: 'signin' | 'register';
+}
+
+/**
+ * A passkey button in a form of its own, hidden until the script finds WebAuthn (the page works
+ * without it): the script runs the ceremony and posts its result as `credential`.
+ */
+export function passkeyForm(v: PasskeyFormView): Html {
+  const status = `passkey-${v.kind}-status`;
+  const button =
+    v.kind === 'signin'
+      ? html`<button type="button" data-passkey-signin data-passkey-options="${JSON.stringify(v.options)}" aria-describedby="${status}">Use a passkey</button>`
+      : html`<button type="button" data-passkey-register data-passkey-options="${JSON.stringify(v.options)}" aria-describedby="${status}" class="primary">Add a passkey</button>`;
+  return html`<form method="post" action="${v.action}" class="passkey" hidden>
+${hiddenFields({ ...v.hidden, credential: '' })}
+<div class="actions">${button}</div>
+<p class="muted small" id="${status}" role="status"></p>
+</form>`;
 }

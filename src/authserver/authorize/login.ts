@@ -3,11 +3,13 @@ import type { AppContext } from '../../contract/context.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { userSubject, type User } from '../model/users.js';
+import { passkeySignInOptions, verifyPasskeySignIn } from '../model/passkeys.js';
+import { listSecondFactors } from '../model/factors.js';
 import type { Params } from '../params.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
 import { loginCookies, startSession } from '../sessions.js';
 import { browserBinding, csrfToken } from './csrf.js';
-import { enrolmentPage, enrolmentQr, recoveryCodesPage, secondFactorPage } from './factor-views.js';
+import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
 import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
 import { afterSignIn, type AuthorizationRequest } from './request.js';
 import { describeDuration } from './views.js';
@@ -49,7 +51,14 @@ async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply:
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const hidden = { request: req.raw, csrf_token: csrf, step: s.step, pending: s.pending };
   const action = authorizePath(ctx);
-  if (s.step === 'second-factor') return sendCardPage(ctx, reply, status, secondFactorPage({ action, hidden, username: s.user.username, error }));
+  if (s.step === 'second-factor') {
+    // A user with a passkey may use it here instead (a passkey sign-in is both factors).
+    const kinds = new Set((await listSecondFactors(ctx, s.user)).map((f) => f.kind));
+    const passkey = kinds.has('passkey')
+      ? passkeyForm({ action, hidden: { request: req.raw, csrf_token: csrf, step: 'passkey' }, options: await passkeySignInOptions(ctx), kind: 'signin' })
+      : undefined;
+    return sendCardPage(ctx, reply, status, secondFactorPage({ action, hidden, username: s.user.username, error, recoveryOnly: !kinds.has('totp'), passkey }));
+  }
   const e = s.enrolment!;
   return sendCardPage(ctx, reply, status, enrolmentPage({ action, hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
 }
@@ -70,4 +79,14 @@ async function signedIn(ctx: AppContext, request: FastifyRequest, reply: Fastify
   pageHeaders(reply);
   // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
   return reply.redirect(continueUrl(ctx, req), 303);
+}
+
+/** A passkey sign-in (`step=passkey`, `credential`): both factors at once, so no second step. */
+export async function loginWithPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
+  const user = await verifyPasskeySignIn(ctx, form.get('credential'));
+  if (!user) {
+    audit(ctx, request.log, 'login.failed', { client_id: req.client.id, ip: request.ip, reason: 'login form: passkey not accepted' });
+    return renderLogin(ctx, request, reply, req, 401, 'The passkey was not accepted. Try again, or sign in with your password.');
+  }
+  return signedIn(ctx, request, reply, req, user);
 }

@@ -8,6 +8,8 @@ import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
 import type { User } from '../model/users.js';
 import { IDENTITY_LABELS, isIdentityScope } from '../oidc/claims.js';
+import { passkeySignInOptions } from '../model/passkeys.js';
+import { passkeyForm } from './factor-views.js';
 import { consentPage, type CardView, type ScopeGroup, describeDuration, errorPage, loginPage } from './views.js';
 
 // Sending the authorization server's card pages (login, consent, account, errors) on the HTML kit.
@@ -39,7 +41,9 @@ export function authorizePath(ctx: AppContext): string {
 
 export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, status = 200, error?: string, username?: string) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
-  return sendCardPage(ctx, reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username }));
+  // The passkey button: a discoverable-credential ceremony whose challenge is remembered now (docs/oauth.md, Passkeys).
+  const passkey = passkeyForm({ action: authorizePath(ctx), hidden: { request: req.raw, csrf_token: csrf, step: 'passkey' }, options: await passkeySignInOptions(ctx), kind: 'signin' });
+  return sendCardPage(ctx, reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username, passkey }));
 }
 
 /** What the user ticked and picked, kept when the page comes back with an error. */

@@ -1,14 +1,19 @@
-import { hiddenFields, html, signInForm, type Html } from '../../platform/http/html/index.js';
+import { hiddenFields, html, signInForm, type AssetName, type Html } from '../../platform/http/html/index.js';
 
 // The login, consent and error pages of {auth_url}/authorize (docs/oauth.md): bodies of card
-// pages on the HTML kit, no script at all. Every reflected value is escaped by the template.
+// pages on the HTML kit; no script but the passkey button's files (factor-views.ts). Every reflected value is escaped by the template.
 
 /** A card page's content: the page's own title, its body, and whether the card is the wide one. */
 export interface CardView {
   title: string;
   body: Html;
   wide?: boolean;
+  /** Scripts of this origin the page runs (the passkey buttons'); none inline. */
+  scripts?: readonly AssetName[];
 }
+
+/** The scripts of a page with a passkey button (factor-views.ts `passkeyForm`): the WebAuthn library, then ours. */
+export const PASSKEY_SCRIPTS: readonly AssetName[] = ['webauthn.js', 'passkeys.js'];
 
 const alert = (error: string | undefined) => (error ? html`<p class="alert" role="alert">${error}</p>` : '');
 
@@ -21,15 +26,19 @@ export interface LoginView {
   csrf: string;
   username?: string;
   error?: string;
+  /** The passkey button's form (factor-views.ts), when the page offers one. */
+  passkey?: Html;
 }
 
 export function loginPage(v: LoginView): CardView {
   return {
     title: 'Sign in',
+    scripts: v.passkey ? PASSKEY_SCRIPTS : undefined,
     body: html`<h1>Sign in</h1>
 <p class="muted">to continue to <strong class="client">${v.clientName}</strong></p>
 ${alert(v.error)}
 ${signInForm({ action: v.action, hidden: { ...v.request, csrf_token: v.csrf, step: 'login' }, username: v.username })}
+${v.passkey ?? ''}
 <p class="target"><a href="${v.accountUrl}">Your account</a>: the applications you authorized.</p>`,
   };
 }

@@ -1,4 +1,4 @@
-import { assetUrl } from './assets.js';
+import { assetUrl, type AssetName } from './assets.js';
 import type { PageKind } from './headers.js';
 import { html, type Html } from './template.js';
 
@@ -17,6 +17,8 @@ export interface LayoutOptions {
   /** A card page: the wider card (consent, account). The console: the narrow column (signed out). */
   wide?: boolean;
   narrow?: boolean;
+  /** A card page's scripts, in order (the passkey buttons'); the page's CSP then allows this origin's scripts. */
+  scripts?: readonly AssetName[];
 }
 
 export function layout(o: LayoutOptions): string {
@@ -26,7 +28,7 @@ export function layout(o: LayoutOptions): string {
 <meta name="referrer" content="no-referrer">
 <title>${o.title} · gatehouse${card ? '' : ' admin'}</title>
 <link rel="stylesheet" href="${assetUrl(o.basePath, 'console.css')}">
-${card ? '' : html`<script src="${assetUrl(o.basePath, 'console.js')}" defer></script>\n`}`;
+${card ? '' : html`<script src="${assetUrl(o.basePath, 'console.js')}" defer></script>\n`}${(card ? (o.scripts ?? []) : []).map((name) => html`<script src="${assetUrl(o.basePath, name)}" defer></script>\n`)}`;
   const body = card
     ? html`<body class="card-page">
 <main${o.wide ? html` class="wide"` : ''}>

@@ -23,7 +23,7 @@ export interface PageAnswer extends LayoutOptions {
 /** Sends a page with its kind's headers; a refusal goes as the JSON error body to a client that prefers JSON. */
 export function sendPage(reply: FastifyReply, page: PageAnswer): FastifyReply {
   const status = page.status ?? 200;
-  setPageHeaders(reply, page.kind, page.formTargets);
+  setPageHeaders(reply, page.kind, page.formTargets, (page.scripts?.length ?? 0) > 0);
   if (status >= 400 && !errorAnswer(reply.request, status, 'unless-json').page)
     return reply.code(status).type('application/json; charset=utf-8').send({ error: page.problem?.error ?? page.title, detail: page.problem?.detail ?? {} });
   return reply.code(status).type('text/html; charset=utf-8').send(layout(page));

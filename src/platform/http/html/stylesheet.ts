@@ -69,6 +69,9 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page .notice{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--line)}
 .card-page main.wide{max-width:36rem}
 .card-page .small{font-size:.875rem}
+.card-page form.passkey{margin-top:.75rem}
+.card-page form.passkey .actions{margin-top:.5rem}
+.card-page form.signin p.small{margin:.35rem 0 0}
 .card-page h3{margin:1.25rem 0 .5rem;font-size:1rem}
 .card-page a.button{display:inline-block;padding:.7rem 1rem;border-radius:8px;font-weight:600;text-decoration:none;border:1px solid var(--line);color:var(--text)}
 .card-page a.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
@@ -79,8 +82,8 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page code.secret,.console code.secret{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.95rem;letter-spacing:.04em;overflow-wrap:anywhere}
 .card-page details.uri,.console details.uri{margin-top:.35rem;font-size:.85rem}
 .card-page details.uri code,.console details.uri code{display:block;margin-top:.25rem;overflow-wrap:anywhere}
-.card-page ul.recovery-codes,.console ul.recovery-codes{list-style:none;margin:.5rem 0 1rem;padding:0;display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.4rem}
-.card-page ul.recovery-codes code,.console ul.recovery-codes code{display:block;padding:.35rem .5rem;border:1px solid var(--line);border-radius:6px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;text-align:center}
+.card-page ul.recovery-codes,.console ul.recovery-codes{list-style:none;margin:.5rem 0 1rem;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(11.5rem,1fr));gap:.4rem}
+.card-page ul.recovery-codes code,.console ul.recovery-codes code{display:block;white-space:nowrap;padding:.35rem .5rem;border:1px solid var(--line);border-radius:6px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;text-align:center}
 .card-page pre.snippet{margin:0 0 1rem;padding:.75rem;border:1px solid var(--line);border-radius:8px;font-size:.8rem;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:30rem){.card-page main{padding:1.25rem;border-radius:10px}body.card-page{padding:.75rem;align-items:flex-start}.card-page .options{grid-template-columns:repeat(2,minmax(0,1fr))}.card-page .perm{grid-template-columns:minmax(0,1fr) 4.5rem 4.5rem}}
 /* The admin console (body.console): a bar with navigation, then the section. */
