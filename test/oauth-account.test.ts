@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { findUserByUsername, updateProfile } from '../src/authserver/model/users.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, obtainCode, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 
 const REDIRECT = 'https://planner.example/cb';
@@ -140,6 +141,26 @@ test('change password: the current one is required, the rules apply, the new one
   const first = await page(server, old, '/oauth/account');
   const refused = await page(server, old, '/oauth/account', { csrf_token: hiddenField(first.html, 'csrf_token'), action: 'signin', username: 'ada', password: 'ada-password-1' });
   assert.equal(refused.status, 401);
+});
+
+test('profile: name and e-mail address (OpenID Connect claims); a bad address changes nothing; a new address is unverified', async () => {
+  await updateProfile(server.ctx, 'bob', { email: 'bob@example.org', emailVerified: true });
+  const { jar, html } = await signedIn('bob', 'bob-password-1');
+  assert.match(html, /value="bob@example\.org"/);
+  assert.match(html, /\(verified\)/);
+  const csrf = hiddenField(html, 'csrf_token');
+  const bad = await page(server, jar, '/oauth/account', { csrf_token: csrf, action: 'profile', name: 'Bob Baker', email: 'bob at example' });
+  assert.equal(bad.status, 400);
+  assert.match(bad.html, /e-mail address is name@domain.*Nothing was changed/);
+  assert.match(bad.html, /value="bob at example"/, 'the form comes back as typed');
+  assert.equal((await findUserByUsername(server.ctx, 'bob'))!.name, null);
+  const ok = await page(server, jar, '/oauth/account', { csrf_token: csrf, action: 'profile', name: 'Bob Baker', email: 'b.baker@example.org' });
+  assert.equal(ok.status, 303);
+  const bob = (await findUserByUsername(server.ctx, 'bob'))!;
+  assert.deepEqual([bob.name, bob.email, bob.emailVerified], ['Bob Baker', 'b.baker@example.org', false]);
+  const forged = await page(server, jar, '/oauth/account', { action: 'profile', name: 'Mallory' });
+  assert.equal(forged.status, 403);
+  assert.equal((await findUserByUsername(server.ctx, 'bob'))!.name, 'Bob Baker');
 });
 
 test('the login and consent pages link to the account page; JSON clients get JSON errors', async () => {

@@ -12,6 +12,7 @@ import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, authorizeUrl, decide, hiddenField, page, pkcePair, post, redirectParams, signIn, sleep, basic, type RegisteredClient } from './helpers/oauth.js';
 import { createUser } from '../src/authserver/model/users.js';
 import { rotateIdTokenKeys } from '../src/authserver/oidc/keys.js';
+import { listIdTokenKeys } from '../src/authserver/store/id-token-keys.js';
 
 let server: InProcessApp;
 let rp: RegisteredClient;
@@ -179,7 +180,12 @@ test('userinfo: the granted claims only, over GET and POST (header or body); ref
   assert.equal(both.status, 400);
   const none = await server.json('GET', '/oauth/userinfo');
   assert.equal(none.status, 401);
-  assert.match(none.headers.get('www-authenticate')!, /^Bearer error="invalid_token"/);
+  assert.equal(none.headers.get('www-authenticate'), 'Bearer', 'no token: a challenge without an error code (RFC 6750 §3.1)');
+  const basicAuth = await server.json('GET', '/oauth/userinfo', undefined, { authorization: basic('rp', rp.client_secret!) });
+  assert.equal(basicAuth.status, 400);
+  assert.equal(basicAuth.body.error, 'invalid_request');
+  const inJson = await server.json('POST', '/oauth/userinfo', { access_token: profile.access_token });
+  assert.equal(inJson.status, 401, 'a token in a JSON body is not read (RFC 6750 §2.2: form bodies only)');
   const bogus = await server.json('GET', '/oauth/userinfo', undefined, bearer('not-a-token'));
   assert.equal(bogus.status, 401);
   assert.equal(bogus.body.error, 'invalid_token');
@@ -320,10 +326,59 @@ test('request objects are refused with their own errors; a relying party may POS
   const byRef = await page(server, new CookieJar(), authorizeUrl({ ...base, request_uri: 'https://rp.example/req' }));
   assert.equal(redirectParams(byRef.location!).get('error'), 'request_uri_not_supported');
 
+  // A POST goes on as the GET (a cross-site POST carries no SameSite=Lax cookie).
   const posted = await page(server, new CookieJar(), '/oauth/authorize', { ...base, login_hint: 'oscar' });
-  assert.equal(posted.status, 200);
-  assert.match(posted.html, /name="username"[^>]*value="oscar"/);
-  assert.match(posted.html, /name="request" value="[^"]*client_id&#61;rp/);
+  assert.equal(posted.status, 303);
+  const target = new URL(posted.location!, server.url);
+  assert.equal(target.pathname, '/oauth/authorize');
+  assert.equal(target.searchParams.get('login_hint'), 'oscar');
+  const shown = await page(server, new CookieJar(), posted.location!);
+  assert.match(shown.html, /name="username"[^>]*value="oscar"/);
+  const long = await page(server, new CookieJar(), authorizeUrl({ ...base, nonce: 'n'.repeat(513) }));
+  assert.equal(redirectParams(long.location!).get('error'), 'invalid_request');
+});
+
+test('OpenID requests ignore scope values they do not know; openid cannot be unticked', async () => {
+  const { location } = await authorize({ client_id: 'rp', scope: 'openid offline_access address' });
+  const tokens = await exchange(redirectParams(location.href).get('code')!);
+  assert.equal(tokens.scope, 'openid');
+  assert.ok(tokens.id_token);
+  const plain = await page(server, new CookieJar(), authorizeUrl({ response_type: 'code', client_id: 'rp', redirect_uri: CB, scope: 'zoos:read offline_access', state: 'u' }));
+  assert.equal(redirectParams(plain.location!).get('error'), 'invalid_scope', 'a plain OAuth request still refuses unknown scopes');
+
+  const jar = new CookieJar();
+  const consent = await signIn(server, jar, authorizeUrl({ response_type: 'code', client_id: 'rp', redirect_uri: CB, scope: 'openid profile', state: 'u2' }), 'olivia', PASSWORD);
+  assert.match(consent.html, /<input type="checkbox" id="[^"]+" checked disabled> Know who you are/);
+  const done = await decide(server, jar, consent, { scope: ['profile'] });
+  const granted = await exchange(redirectParams(done.location!).get('code')!);
+  assert.equal(granted.scope, 'openid profile', 'the sign-in comes with any Allow');
+  assert.ok(granted.id_token);
+});
+
+test('a sign-in as another user than id_token_hint names is refused on the login page', async () => {
+  const olivia = await exchange(redirectParams((await authorize({ client_id: 'rp', scope: 'openid' })).location.href).get('code')!);
+  const jar = new CookieJar();
+  const login = await page(server, jar, authorizeUrl({ response_type: 'code', client_id: 'rp', redirect_uri: CB, scope: 'openid', state: 'h', id_token_hint: olivia.id_token }));
+  assert.match(login.html, /name="password"/);
+  const posted = await page(server, jar, '/oauth/authorize', {
+    request: hiddenField(login.html, 'request'),
+    csrf_token: hiddenField(login.html, 'csrf_token'),
+    step: 'login',
+    username: 'oscar',
+    password: 'oscar-password-1',
+  });
+  assert.equal(posted.status, 401);
+  assert.match(posted.html, /asked for another account/);
+  const again = await page(server, jar, '/oauth/authorize', {
+    request: hiddenField(posted.html, 'request'),
+    csrf_token: hiddenField(posted.html, 'csrf_token'),
+    step: 'login',
+    username: 'olivia',
+    password: PASSWORD,
+  });
+  assert.equal(again.status, 303);
+  const back = await page(server, jar, again.location!);
+  assert.ok(redirectParams(back.location!).get('code'), back.html);
 });
 
 test('logout: only registered addresses; without a session straight back; "stay" changes nothing', async () => {
@@ -349,6 +404,33 @@ test('logout: only registered addresses; without a session straight back; "stay"
   const anon = await page(server, new CookieJar(), `/oauth/logout?client_id=rp&post_logout_redirect_uri=${encodeURIComponent(LOGGED_OUT)}&state=s`);
   assert.equal(anon.status, 303);
   assert.equal(anon.location, `${LOGGED_OUT}?state=s`);
+  // A relying party's POST is asked again as a GET (which carries the browser's Lax cookies).
+  const rpPost = await page(server, new CookieJar(), '/oauth/logout', { client_id: 'rp', post_logout_redirect_uri: LOGGED_OUT, state: 's' });
+  assert.equal(rpPost.status, 303);
+  assert.equal(rpPost.location, `/oauth/logout?client_id=rp&post_logout_redirect_uri=${encodeURIComponent(LOGGED_OUT)}&state=s`);
+});
+
+test("logout with someone else's ID token ends only this browser's session, never theirs", async () => {
+  const oliviaJar = new CookieJar();
+  const hers = await exchange(redirectParams((await authorize({ client_id: 'rp', scope: 'openid' }, oliviaJar)).location.href).get('code')!);
+  const { jar } = await authorize({ client_id: 'rp', scope: 'openid' }, new CookieJar(), 'oscar', 'oscar-password-1');
+  const question = await page(server, jar, `/oauth/logout?id_token_hint=${hers.id_token}`);
+  const out = await page(server, jar, '/oauth/logout', { id_token_hint: hers.id_token!, csrf_token: hiddenField(question.html, 'csrf_token'), step: 'confirm', decision: 'logout' });
+  assert.match(out.html, /You are signed out/);
+  const silent = await page(server, oliviaJar, authorizeUrl({ response_type: 'code', client_id: 'rp', redirect_uri: CB, scope: 'openid', prompt: 'none' }));
+  assert.ok(redirectParams(silent.location!).get('code'), "olivia's session survives");
+});
+
+test('the first keys are made once, however many requests ask for them at once', async () => {
+  const fresh = await startApp();
+  try {
+    const sets = await Promise.all(Array.from({ length: 12 }, () => fresh.json('GET', '/oauth/jwks')));
+    const kids = new Set(sets.flatMap((r) => r.body.keys.map((k: { kid: string }) => k.kid)));
+    assert.equal(kids.size, 2, 'one RS256 and one ES256 key');
+    assert.deepEqual((await listIdTokenKeys(fresh.ctx.store, 0)).map((k) => k.alg).sort(), ['ES256', 'RS256']);
+  } finally {
+    await fresh.cleanup();
+  }
 });
 
 test('PKCE pairs still work with openid; the password grant issues no ID token', async () => {

@@ -2,7 +2,7 @@ import { InvalidScope } from '../platform/http/errors.js';
 import type { CollectionRegistry } from '../contract/collections.js';
 import { ADMIN_SCOPE } from '../contract/scope-name.js';
 import { scopeUniverse } from '../contract/scopes.js';
-import { IDENTITY_SCOPES, isIdentityScope } from './oidc/claims.js';
+import { IDENTITY_SCOPES, OPENID_SCOPE, isIdentityScope } from './oidc/claims.js';
 
 // The scope parameter of OAuth requests (RFC 6749 §3.3): a space-separated list; order and repeats
 // carry no meaning. What may be granted comes from the client's registered scope and the deployment's.
@@ -93,11 +93,14 @@ export function resolveRequestedScope(requested: string | undefined, client: Sco
     if (byDefault.length === 0) throw new InvalidScope('The client has no scope registered', { scope: 'no scope available' });
     return byDefault;
   }
-  const parsed = parseScope(requested);
+  let parsed = parseScope(requested);
   if (parsed === null || parsed.length === 0)
     throw new InvalidScope('The scope parameter is malformed', { scope: 'must be space-separated scope values' });
   const unknown = parsed.filter((s) => !universe.includes(s));
-  if (unknown.length)
+  // An OpenID Connect request's unknown values (offline_access, address, phone, …) are ignored
+  // (Core §3.1.2.1); a plain OAuth request's are an error (RFC 6749 §5.2).
+  if (unknown.length && parsed.includes(OPENID_SCOPE) && !('client' in holder)) parsed = parsed.filter((s) => universe.includes(s));
+  else if (unknown.length)
     throw new InvalidScope(`Unknown scope: ${unknown.join(' ')}`, { scope: `unknown: ${unknown.join(' ')}` });
   const identity = parsed.filter(isIdentityScope);
   if ('client' in holder && identity.length)

@@ -3,7 +3,7 @@ import type { AppContext } from '../contract/context.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write } from '../platform/store/write-path.js';
 import { findUserById, type User } from './model/users.js';
-import { deleteSession, findSession, insertSession } from './store/sessions.js';
+import { deleteSession, deleteSessionBySid, findSession, insertSession } from './store/sessions.js';
 
 // Browser sessions: the login/consent pages' and, in its own cookies, the admin console's. The
 // cookie holds a random value; the database holds only its hash, so every instance recognises the
@@ -149,4 +149,13 @@ export async function endSession(ctx: AppContext, request: FastifyRequest, reply
   const value = readCookies(request).get(scope.session);
   if (value) await write(ctx.store, (tx) => deleteSession(tx, sessionHash(scope, value)));
   setCookie(reply, scope, scope.session, '', 0);
+}
+
+/**
+ * Signs this browser out and, when an ID token named another session of the same user (`sid`,
+ * RP-initiated logout), ends that one too; a session of anyone else is never touched.
+ */
+export async function endSessions(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, named: { sid: string; userId: string } | null): Promise<void> {
+  await endSession(ctx, request, reply);
+  if (named) await write(ctx.store, (tx) => deleteSessionBySid(tx, named.sid, named.userId));
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { SealedSecretError } from '../platform/crypto/sealed.js';
 import { ConfigError, loadConfig, type Config, type Role } from '../platform/config/load.js';
 import { closeContext, openContext } from '../main/context.js';
 import { describeDatabase } from '../platform/store/open-store.js';
@@ -74,6 +75,10 @@ export function reportAndExit(err: unknown): never {
   }
   if (err instanceof MigrationRefused) {
     process.stderr.write(`gatehouse: the migration cannot run:\n${err.lines.map((l) => `  ${l}\n`).join('')}`);
+    process.exit(2);
+  }
+  if (err instanceof SealedSecretError) {
+    process.stderr.write(`gatehouse: ${err.message}\n`);
     process.exit(2);
   }
   if (err instanceof ConfigError) {

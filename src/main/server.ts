@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { withListeningPort, type Config } from '../platform/config/load.js';
 import type { AppContext } from '../contract/context.js';
 import { loadCertificate, type Certificate } from '../platform/http/tls.js';
+import { checkSealingKey } from '../platform/crypto/sealed.js';
 import { buildApp } from './app.js';
 import { closeContext, openContext } from './context.js';
 import { startSweeper } from './sweeper.js';
@@ -63,6 +64,8 @@ async function start(config: Config, out: Out, heapGrowth: number | null): Promi
   let metrics: ServerMetrics | null = null;
   let cert: Certificate;
   try {
+    // Secrets sealed under another key cannot be opened here: refuse now, not at the first sign-in.
+    await checkSealingKey(ctx.store, ctx.sealer);
     cert = await loadCertificate(config);
     // prom-client is loaded only when metrics are served.
     if (config.metrics.port !== null) metrics = new (await import('./metrics.js')).ServerMetrics(ctx);

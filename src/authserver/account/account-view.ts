@@ -65,6 +65,8 @@ export interface AccountView {
   action: string;
   csrf: string;
   username: string;
+  /** The profile form's values: the user's, or what they typed when it comes back with an error. */
+  profile: { name: string; email: string; emailVerified: boolean };
   apps: AuthorizedApp[];
   twoStep: TwoStepView;
   notice?: string;
@@ -101,6 +103,18 @@ ${messages(v)}
 ${apps}
 </section>
 ${twoStepSection(v)}
+<section class="block" aria-labelledby="profile-title">
+<h2 id="profile-title">Your profile</h2>
+<p class="muted">What applications you allow to know "Your identity" are told.</p>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf })}
+<label class="field" for="profile-name">Name</label>
+<input type="text" id="profile-name" name="name" value="${v.profile.name}" autocomplete="name" maxlength="100">
+<label class="field" for="profile-email">E-mail address${v.profile.email ? html` <span class="muted">(${v.profile.emailVerified ? 'verified' : 'not verified'})</span>` : ''}</label>
+<input type="email" id="profile-email" name="email" value="${v.profile.email}" autocomplete="email" maxlength="254">
+<div class="actions"><button type="submit" name="action" value="profile">Save profile</button></div>
+</form>
+</section>
 <section class="block" aria-labelledby="password-title">
 <h2 id="password-title">Change your password</h2>
 <form method="post" action="${v.action}">

@@ -4,7 +4,7 @@ import { modelProblem } from '../../contract/errors.js';
 import { scopeLabel } from '../../contract/scopes.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
-import { changePassword, userSubject, type User } from '../model/users.js';
+import { changePassword, updateProfile, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
 import type { Params } from '../params.js';
 import { endSession, sessionUser, startSession } from '../sessions.js';
@@ -30,6 +30,7 @@ const NOTICES: Record<string, string> = {
   password: 'Your password was changed.',
   signedout: 'You are signed out.',
   'factor-removed': 'The second factor was removed.',
+  profile: 'Your profile was saved.',
 };
 
 export function accountPath(ctx: AppContext): string {
@@ -78,13 +79,21 @@ async function show(
   request: FastifyRequest,
   reply: FastifyReply,
   status = 200,
-  message: { notice?: string; error?: string; username?: string; recoveryCodes?: string[]; enrolment?: string } = {},
+  message: { notice?: string; error?: string; username?: string; recoveryCodes?: string[]; enrolment?: string; profile?: ProfileForm } = {},
 ) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const user = await sessionUser(ctx, request);
-  const { recoveryCodes, enrolment, ...messages } = message;
+  const { recoveryCodes, enrolment, profile, ...messages } = message;
   if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...messages }));
-  const view = accountPage({ action: accountPath(ctx), csrf, username: user.username, apps: await authorizedApps(ctx, user), twoStep: await twoStep(ctx, user, csrf, { recoveryCodes, enrolment }), ...messages });
+  const view = accountPage({
+    action: accountPath(ctx),
+    csrf,
+    username: user.username,
+    profile: profile ?? profileOf(user),
+    apps: await authorizedApps(ctx, user),
+    twoStep: await twoStep(ctx, user, csrf, { recoveryCodes, enrolment }),
+    ...messages,
+  });
   return sendCardPage(ctx, reply, status, view);
 }
 
@@ -124,6 +133,7 @@ export function accountPost(ctx: AppContext) {
       return back(ctx, reply, 'revoked');
     }
     if (action === 'password') return accountPassword(ctx, request, reply, user, form);
+    if (action === 'profile') return accountProfile(ctx, request, reply, user, form);
     if (action === 'totp-confirm') return accountConfirmTotp(ctx, request, reply, user, form);
     if (action === 'passkey-register') return accountRegisterPasskey(ctx, request, reply, user, form);
     if (action === 'factor-remove' || action === 'recovery-codes') return accountWithPassword(ctx, request, reply, user, form, action);
@@ -177,7 +187,7 @@ async function accountSecondStep(ctx: AppContext, request: FastifyRequest, reply
       ctx,
       reply,
       200,
-      accountPage({ action: accountPath(ctx), csrf, username: outcome.user.username, apps: await authorizedApps(ctx, outcome.user), twoStep: await twoStep(ctx, outcome.user, csrf, { recoveryCodes: outcome.recoveryCodes }), notice: 'Two-step sign-in is on.' }),
+      accountPage({ action: accountPath(ctx), csrf, username: outcome.user.username, profile: profileOf(outcome.user), apps: await authorizedApps(ctx, outcome.user), twoStep: await twoStep(ctx, outcome.user, csrf, { recoveryCodes: outcome.recoveryCodes }), notice: 'Two-step sign-in is on.' }),
     );
   }
   pageHeaders(reply);
@@ -222,6 +232,25 @@ async function accountWithPassword(ctx: AppContext, request: FastifyRequest, rep
   await removeSecondFactor(ctx, user, factorId, userSubject(user.id));
   audit(ctx, request.log, 'user.factor_removed', { subject: userSubject(user.id), reason: 'account page' });
   return back(ctx, reply, 'factor-removed');
+}
+
+type ProfileForm = { name: string; email: string; emailVerified: boolean };
+const profileOf = (user: User): ProfileForm => ({ name: user.name ?? '', email: user.email ?? '', emailVerified: user.emailVerified });
+
+/** Name and e-mail address: a new address is unverified (issue 36 will verify it by mail). */
+async function accountProfile(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
+  const typed = { name: form.values.get('name') ?? '', email: form.values.get('email') ?? '' };
+  try {
+    await updateProfile(ctx, user.username, typed, userSubject(user.id));
+  } catch (e) {
+    const problem = modelProblem(e);
+    if (!problem) throw e;
+    return show(ctx, request, reply, problem.status, {
+      error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}. Nothing was changed.`,
+      profile: { ...typed, emailVerified: false },
+    });
+  }
+  return back(ctx, reply, 'profile');
 }
 
 async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {

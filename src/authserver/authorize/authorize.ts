@@ -112,8 +112,9 @@ export function authorizeGet(ctx: AppContext) {
 export function authorizePost(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     // A relying party may send the authorization request itself as a form POST (OpenID Connect
-    // Core §3.1.2.1; no `step`, none of our pages' fields): it is the GET's request, and as safe to
-    // accept from any site as the GET is.
+    // Core §3.1.2.1; no `step`, none of our pages' fields): it is the GET's request, and goes on
+    // as that GET. (A cross-site POST carries no SameSite=Lax cookie: answered here, it would not
+    // see who is signed in.)
     let posted: Params;
     try {
       posted = bodyParams(request);
@@ -123,7 +124,8 @@ export function authorizePost(ctx: AppContext) {
     }
     if (!posted.has('step') && !posted.has('csrf_token') && posted.has('client_id')) {
       const raw = new URLSearchParams([...posted.multi].flatMap(([k, vs]) => vs.map((v): [string, string] => [k, v]))).toString();
-      return startAuthorization(ctx, request, reply, () => posted, raw);
+      pageHeaders(reply);
+      return reply.redirect(`${authorizePath(ctx)}?${raw}`, 303);
     }
     const form = await checkedForm(ctx, request, reply, 'Go back to the application and start again.');
     if (!form) return reply;

@@ -8,7 +8,7 @@ import { AccessDenied } from '../../platform/http/errors.js';
 import { audit } from '../audit.js';
 import { userSubject, type User } from '../model/users.js';
 import type { SignedIn } from '../sessions.js';
-import { isIdentityScope } from '../oidc/claims.js';
+import { OPENID_SCOPE, isIdentityScope } from '../oidc/claims.js';
 import type { Params } from '../params.js';
 import { insertCode, listLiveGrantRows } from '../store/grants.js';
 import { issueTokens, type Grant } from '../tokens.js';
@@ -34,7 +34,10 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   const again = (message: string) => renderConsent(ctx, request, reply, req, user, 400, message, { scopes: form.all('scope'), ttl: /^\d+$/.test(ttlText) ? ttl : null });
   if (decision !== 'allow' && decision !== 'allow_read') return again('Choose Allow or Deny.');
   // "Read only": the read scopes of the request, whatever the boxes say.
-  const chosen = decision === 'allow_read' ? req.scope.filter((s) => s.endsWith(':read') || (isIdentityScope(s) && form.all('scope').includes(s))) : form.all('scope');
+  const ticked = form.all('scope');
+  // `openid` is the sign-in the application asked for: it comes with any Allow (the page shows it fixed).
+  const withSignIn = (scopes: string[]) => (req.scope.includes(OPENID_SCOPE) && !scopes.includes(OPENID_SCOPE) ? [OPENID_SCOPE, ...scopes] : scopes);
+  const chosen = withSignIn(decision === 'allow_read' ? req.scope.filter((s) => s.endsWith(':read') || (isIdentityScope(s) && ticked.includes(s))) : ticked);
   if (chosen.some((s) => !req.scope.includes(s))) return again('Only the permissions listed can be granted.');
   if (chosen.length === 0) return again(decision === 'allow_read' ? 'This application asked for no read permission.' : 'Choose at least one permission, or deny access.');
   if (!/^\d+$/.test(ttlText) || ttl < 1 || ttl > ctx.config.auth.maxGrantTtl)

@@ -12,6 +12,7 @@ import { browserBinding, csrfToken } from './csrf.js';
 import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
 import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
 import { afterSignIn, type AuthorizationRequest } from './request.js';
+import { readIdTokenHint } from '../oidc/id-token.js';
 import { describeDuration } from './views.js';
 
 // The login step of the authorization flow: the same throttled sign-in as the password grant,
@@ -29,6 +30,9 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
   }
   if ('failed' in outcome) return renderLogin(ctx, request, reply, req, 401, 'The username or password is not correct.', username);
   const { user } = outcome;
+  // OpenID Connect id_token_hint: the application expects one user; a sign-in as another is no answer to it.
+  if (req.idTokenHint !== null && (await readIdTokenHint(ctx, req.idTokenHint))?.sub !== userSubject(user.id))
+    return renderLogin(ctx, request, reply, req, 401, `${req.client.name} asked for another account. Sign in as that account, or go back to the application.`);
   const step = await secondStepFor(ctx, user);
   if (step) return renderSecondStep(ctx, request, reply, req, await beginSecondStep(ctx, request, reply, loginCookies(ctx), user, step));
   return signedIn(ctx, request, reply, req, user);
@@ -63,7 +67,7 @@ async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply:
   return sendCardPage(ctx, reply, status, enrolmentPage({ action, hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
 }
 
-/** The original request, less what this sign-in has just met (`prompt=login`, `max_age`, `id_token_hint`: no loop). */
+/** The original request, less what this sign-in has just met (`prompt=login`, `max_age`: no loop). */
 const continueUrl = (ctx: AppContext, req: AuthorizationRequest) => {
   const raw = afterSignIn(req.raw);
   return `${authorizePath(ctx)}${raw ? `?${raw}` : ''}`;

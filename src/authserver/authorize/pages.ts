@@ -7,7 +7,7 @@ import { bodyParams, type Params } from '../params.js';
 import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
 import type { User } from '../model/users.js';
-import { IDENTITY_LABELS, isIdentityScope } from '../oidc/claims.js';
+import { IDENTITY_LABELS, OPENID_SCOPE, isIdentityScope } from '../oidc/claims.js';
 import { passkeySignInOptions } from '../model/passkeys.js';
 import { passkeyForm } from './factor-views.js';
 import { consentPage, type CardView, type ScopeGroup, describeDuration, errorPage, loginPage } from './views.js';
@@ -73,7 +73,8 @@ export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choice
     const choice = { value, label: scopeLabel(ctx.collections, value), checked };
     if (isIdentityScope(value)) {
       const group = groups.get(IDENTITY_GROUP) ?? { title: 'Your identity', items: [] };
-      group.items!.push({ value, label: IDENTITY_LABELS[value as keyof typeof IDENTITY_LABELS], checked: choices ? choices.scopes.includes(value) : true });
+      const fixed = value === OPENID_SCOPE;
+      group.items!.push({ value, label: IDENTITY_LABELS[value as keyof typeof IDENTITY_LABELS], checked: fixed || (choices ? choices.scopes.includes(value) : true), fixed });
       groups.set(IDENTITY_GROUP, group);
       continue;
     }

@@ -48,6 +48,10 @@ export interface AuthorizationRequest extends VerifiedTarget {
 }
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
+/** The longest `nonce` or `login_hint` taken (a nonce is stored with the code and copied into the ID token). */
+const MAX_TEXT_PARAMETER = 512;
+/** An ID token of ours is about 1 KB (RS256); a hint ten times that is not one. */
+const MAX_ID_TOKEN_HINT = 10_000;
 const GRANT_OF_RESPONSE_TYPE: ReadonlyMap<string, RedirectGrantType> = new Map(RESPONSE_TYPES);
 
 /** A problem that must not be sent to the redirect URI (unknown client, unregistered URI). */
@@ -156,8 +160,9 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (prompt.has('none') && prompt.size > 1) throw new InvalidRequest('prompt=none cannot be combined with other values');
     const maxAgeText = params.get('max_age');
     if (maxAgeText !== undefined && !/^\d{1,10}$/.test(maxAgeText)) throw new InvalidRequest('max_age must be a number of seconds');
-    const text = (name: string) => {
+    const text = (name: string, max = MAX_TEXT_PARAMETER) => {
       const value = params.get(name);
+      if (value !== undefined && value.length > max) throw new InvalidRequest(`${name} is longer than ${max} characters`);
       return value === undefined || value === '' ? null : value;
     };
     return {
@@ -170,7 +175,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
       nonce: text('nonce'),
       maxAge: maxAgeText === undefined ? null : Number(maxAgeText),
       loginHint: text('login_hint'),
-      idTokenHint: text('id_token_hint'),
+      idTokenHint: text('id_token_hint', MAX_ID_TOKEN_HINT),
     };
   };
   return { partial, complete };
@@ -192,13 +197,13 @@ export function redirectTo(ctx: AppContext, redirectUri: string, responseType: R
 
 /**
  * The request to come back to once the user has signed in: what asked for that sign-in
- * (`prompt=login`, `max_age`, `id_token_hint`) is met by it and taken out, so that the page that
+ * (`prompt=login`, `max_age`) is met by it and taken out, so that the page that
  * follows does not ask again.
  */
 export function afterSignIn(raw: string): string {
   const params = new URLSearchParams(raw);
   params.delete('max_age');
-  params.delete('id_token_hint');
+  // id_token_hint stays: the login step refuses a sign-in as anyone but the user it names.
   const prompt = (params.get('prompt') ?? '').split(' ').filter((p) => p && p !== 'login');
   if (prompt.length) params.set('prompt', prompt.join(' '));
   else params.delete('prompt');

@@ -48,6 +48,8 @@ export interface ScopeChoice {
   /** The scope in words ("Read your zoos"). */
   label: string;
   checked: boolean;
+  /** Always granted with the request (OpenID Connect's `openid`): shown, not a choice. */
+  fixed?: boolean;
 }
 
 /** One row of the consent page: a collection with its Read and Write choices (or a scope of its own, like admin). */
@@ -90,6 +92,8 @@ export function consentPage(v: ConsentView): CardView {
   };
   const item = (c: ScopeChoice) => {
     const id = `scope-${n++}`;
+    // A choice that comes with the request (openid: the sign-in itself) is shown ticked and cannot be unticked.
+    if (c.fixed) return html`<label class="tick" for="${id}"><input type="checkbox" id="${id}" checked disabled> ${c.label}</label>`;
     return html`<label class="tick" for="${id}"><input type="checkbox" id="${id}" name="scope" value="${c.value}"${c.checked ? html` checked` : ''}> ${c.label}</label>`;
   };
   const rows = v.groups.map(

@@ -49,13 +49,11 @@ export function openidConfiguration(ctx: AppContext): Record<string, unknown> {
     ...authorizationServerMetadata(ctx),
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [...ID_TOKEN_ALGS],
-    userinfo_signing_alg_values_supported: ['none'],
     claims_supported: CLAIMS_SUPPORTED,
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     prompt_values_supported: ['none', 'login', 'consent'],
-    display_values_supported: ['page'],
   };
 }
 

@@ -121,7 +121,7 @@ export async function confirmTotp(ctx: AppContext, user: User, sealed: string | 
     userId: user.id,
     kind: 'totp',
     label: 'Authenticator app',
-    secret: ctx.sealer.seal(enrolment.secret, id),
+    secret: await ctx.sealer.sealForStorage(enrolment.secret, id),
     lastStep: step,
     credentialId: null,
     publicKey: null,

@@ -42,7 +42,7 @@ export function passwordProblem(password: string): string | null {
 }
 
 /** An e-mail address as gatehouse accepts one: one @, a dot in the domain, no spaces, at most 254 characters. */
-export const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
+export const EMAIL = /^[^\s@\x00-\x1f\x7f]{1,64}@[^\s@.\x00-\x1f\x7f]+(\.[^\s@.\x00-\x1f\x7f]+)+$/;
 export const MAX_EMAIL_LENGTH = 254;
 export const MAX_NAME_LENGTH = 100;
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SignJWT, compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import { SignJWT, compactVerify, decodeProtectedHeader, errors, importJWK, type JWK } from 'jose';
 import type { AppContext } from '../../contract/context.js';
 import { issuerOf } from '../issuer.js';
 import type { Client } from '../model/client.js';
@@ -61,7 +61,9 @@ export async function readIdTokenHint(ctx: AppContext, token: string): Promise<{
     const aud = Array.isArray(claims.aud) ? claims.aud[0] : claims.aud;
     if (claims.iss !== issuerOf(ctx.config) || typeof claims.sub !== 'string' || typeof aud !== 'string') return null;
     return { sub: claims.sub, aud, ...(typeof claims.sid === 'string' ? { sid: claims.sid } : {}) };
-  } catch {
-    return null;
+  } catch (e) {
+    // Not a JWS of ours (malformed, bad signature, bad JSON); anything else (the database) is no verdict on the hint.
+    if (e instanceof errors.JOSEError || e instanceof SyntaxError || e instanceof TypeError) return null;
+    throw e;
   }
 }

@@ -20,10 +20,18 @@ interface LoadedKey {
   privateKey?: Promise<CryptoKey | Uint8Array>;
 }
 
+/** After a failed attempt to make a key, the next attempt waits this long (no keygen on every request while, e.g., the sealing key is refused). */
+const MAKE_BACKOFF_MS = 30_000;
+/** A key id this instance does not know makes it read the table again at most this often. */
+const UNKNOWN_KID_RELOAD_MS = 1_000;
+
 class IdTokenKeyRing {
   private keys: LoadedKey[] = [];
   private loadedAt = 0;
   private loading: Promise<void> | null = null;
+  /** One making of each algorithm's first key at a time in this process, and the last failure. */
+  private making = new Map<IdTokenAlg, Promise<void>>();
+  private failed = new Map<IdTokenAlg, { at: number; error: unknown }>();
 
   constructor(private readonly ctx: AppContext) {}
 
@@ -41,9 +49,12 @@ class IdTokenKeyRing {
   }
 
   private async load(): Promise<void> {
-    const rows = await listIdTokenKeys(this.ctx.store, Date.now() - this.ctx.config.auth.idTokenTtl * 1000);
+    // Listed for the ID token lifetime after retirement, plus the time another instance may go on
+    // signing with a key before its next reload sees the rotation.
+    const rows = await listIdTokenKeys(this.ctx.store, Date.now() - this.ctx.config.auth.idTokenTtl * 1000 - RELOAD_MS);
     const known = new Map(this.keys.map((k) => [k.row.id, k]));
-    this.keys = rows.map((row) => known.get(row.id) ?? { row, publicJwk: JSON.parse(row.publicJwk) as JWK });
+    // The row is read anew (its retirement may be new); the parsed keys are kept.
+    this.keys = rows.map((row) => ({ ...(known.get(row.id) ?? { publicJwk: JSON.parse(row.publicJwk) as JWK }), row }));
     this.loadedAt = Date.now();
   }
 
@@ -52,36 +63,60 @@ class IdTokenKeyRing {
     return this.refresh(true);
   }
 
-  /** The current key of `alg` with its private half, made now if the deployment has none yet. */
-  async signingKey(alg: IdTokenAlg): Promise<{ kid: string; key: CryptoKey | Uint8Array }> {
+  private current(alg: IdTokenAlg): LoadedKey | undefined {
+    return this.keys.find((k) => k.row.alg === alg && k.row.retiredAt === null);
+  }
+
+  /** The current key of `alg`, made now (once per process at a time, backing off after a failure) if the deployment has none yet. */
+  private async ensureCurrent(alg: IdTokenAlg): Promise<LoadedKey> {
     await this.refresh();
-    let current = this.keys.find((k) => k.row.alg === alg && k.row.retiredAt === null);
-    if (!current) {
-      await addIdTokenKey(this.ctx, alg, true);
-      await this.refresh(true);
-      current = this.keys.find((k) => k.row.alg === alg && k.row.retiredAt === null)!;
+    const found = this.current(alg);
+    if (found) return found;
+    const failure = this.failed.get(alg);
+    if (failure && Date.now() - failure.at < MAKE_BACKOFF_MS) throw failure.error;
+    let making = this.making.get(alg);
+    if (!making) {
+      making = addIdTokenKey(this.ctx, alg, true)
+        .then(() => this.refresh(true))
+        .catch((error: unknown) => {
+          this.failed.set(alg, { at: Date.now(), error });
+          throw error;
+        })
+        .finally(() => this.making.delete(alg));
+      this.making.set(alg, making);
     }
-    current.privateKey ??= importJWK(JSON.parse(this.ctx.sealer.open(current.row.privateKey, `id_token_key:${current.row.id}`)) as JWK, alg);
+    await making;
+    this.failed.delete(alg);
+    return this.current(alg)!;
+  }
+
+  /** The current key of `alg` with its private half. */
+  async signingKey(alg: IdTokenAlg): Promise<{ kid: string; key: CryptoKey | Uint8Array }> {
+    const current = await this.ensureCurrent(alg);
+    if (!current.privateKey) {
+      const opening = importJWK(JSON.parse(this.ctx.sealer.open(current.row.privateKey, `id_token_key:${current.row.id}`)) as JWK, alg);
+      current.privateKey = opening;
+      opening.catch(() => {
+        if (current.privateKey === opening) current.privateKey = undefined; // not kept: the next request tries again
+      });
+    }
     return { kid: current.row.id, key: await current.privateKey };
   }
 
-  /** The public keys that verify ID tokens still valid: every current key and those retired within auth.idTokenTtl. */
+  /** The public keys that verify ID tokens still valid: every current key (made if missing: a relying party that fetched the set early knows the key that will sign) and those retired within auth.idTokenTtl. */
   async publicKeys(): Promise<JWK[]> {
-    await this.refresh();
-    // Published before first use: a relying party that fetched the set early knows the key that will sign.
-    const missing = ID_TOKEN_ALGS.filter((alg) => !this.keys.some((k) => k.row.alg === alg && k.row.retiredAt === null));
-    if (missing.length) {
-      for (const alg of missing) await addIdTokenKey(this.ctx, alg, true);
-      await this.refresh(true);
-    }
+    for (const alg of ID_TOKEN_ALGS) await this.ensureCurrent(alg);
     return this.keys.map((k) => ({ ...k.publicJwk, kid: k.row.id, alg: k.row.alg, use: 'sig' }));
   }
 
-  /** The public key with this id (read again when unknown here: another instance may have just made it). */
+  private unknownKidReloadAt = 0;
+
+  /** The public key with this id (read again when unknown here, at most once a second: another instance may have just made it). */
   async publicKey(kid: string): Promise<{ alg: string; jwk: JWK } | null> {
     await this.refresh();
     let found = this.keys.find((k) => k.row.id === kid);
-    if (!found) {
+    if (!found && Date.now() - this.unknownKidReloadAt >= UNKNOWN_KID_RELOAD_MS) {
+      this.unknownKidReloadAt = Date.now();
       await this.refresh(true);
       found = this.keys.find((k) => k.row.id === kid);
     }
@@ -94,25 +129,25 @@ export function idTokenKeys(ctx: AppContext): IdTokenKeyRing {
 }
 
 /**
- * A new current key of `alg`. `onlyIfNone`: unless one exists already (two instances making the
- * first key at once end with one current key each time the check and the insert share a write;
- * should both still insert, the later one is current and the earlier stays listed until retired).
+ * A new current key of `alg`. `onlyIfNone`: unless one exists already. A partial unique index
+ * holds one current key per algorithm: of two instances making the first key at once, the
+ * second's insert fails and the first's key stands.
  */
 async function addIdTokenKey(ctx: AppContext, alg: IdTokenAlg, onlyIfNone: boolean): Promise<void> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
   const privateJwk = await exportJWK(privateKey);
-  await write(ctx.store, async (tx) => {
-    if (onlyIfNone && (await hasCurrentIdTokenKey(tx, alg))) return;
-    await insertCurrentIdTokenKey(tx, {
-      id: kid,
-      alg,
-      privateKey: ctx.sealer.seal(JSON.stringify(privateJwk), `id_token_key:${kid}`),
-      publicJwk: JSON.stringify(publicJwk),
-      createdAt: Date.now(),
+  const sealed = await ctx.sealer.sealForStorage(JSON.stringify(privateJwk), `id_token_key:${kid}`);
+  try {
+    await write(ctx.store, async (tx) => {
+      if (onlyIfNone && (await hasCurrentIdTokenKey(tx, alg))) return;
+      await insertCurrentIdTokenKey(tx, { id: kid, alg, privateKey: sealed, publicJwk: JSON.stringify(publicJwk), createdAt: Date.now() });
     });
-  });
+  } catch (e) {
+    if (onlyIfNone && (await hasCurrentIdTokenKey(ctx.store, alg))) return; // another instance made it first
+    throw e;
+  }
 }
 
 /** `gatehouse keys rotate`: a new current key for every algorithm; the old ones stay listed until their ID tokens have expired. */

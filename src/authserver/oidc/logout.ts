@@ -1,16 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { write } from '../../platform/store/write-path.js';
 import { findClient, type Client } from '../model/clients.js';
 import { bodyParams, queryParams, type Params } from '../params.js';
-import { endSession, sessionOf } from '../sessions.js';
-import { deleteSessionBySid } from '../store/sessions.js';
+import { endSessions, sessionOf } from '../sessions.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
 import { checkedForm, pageHeaders, sendCardPage, sendErrorPage } from '../authorize/pages.js';
 import { formTarget } from '../authorize/request.js';
 import { readIdTokenHint } from './id-token.js';
 import { logoutPage, signedOutPage } from './logout-view.js';
 import { audit } from '../audit.js';
+import { userSubject } from '../model/users.js';
 
 // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) at {auth_url}/logout, GET or POST:
 // `id_token_hint`, `client_id`, `post_logout_redirect_uri` (only one the client registered:
@@ -26,21 +25,21 @@ interface LogoutRequest {
   client: Client | null;
   /** The registered address to go back to, with `state`; null: show the signed-out page. */
   returnTo: string | null;
-  /** The session the ID token was issued in (ended even when the browser's cookie is gone). */
-  sid: string | null;
+  /** The session the ID token was issued in, and whose (ended too when it is the signed-in user's). */
+  hinted: { sid: string | null; sub: string } | null;
 }
 
 async function readLogoutRequest(ctx: AppContext, params: Params): Promise<LogoutRequest> {
   for (const name of FIELDS) if (params.repeated.has(name)) throw new LogoutRefused(`The ${name} parameter is repeated.`);
   const fields = Object.fromEntries(FIELDS.map((f) => [f, params.get(f)])) as Record<(typeof FIELDS)[number], string | undefined>;
   let clientId = fields.client_id;
-  let sid: string | null = null;
+  let hinted: LogoutRequest['hinted'] = null;
   if (fields.id_token_hint !== undefined) {
     const hint = await readIdTokenHint(ctx, fields.id_token_hint);
     if (!hint) throw new LogoutRefused('The id_token_hint is not an ID token this server issued.');
     if (clientId !== undefined && clientId !== hint.aud) throw new LogoutRefused('The id_token_hint was issued to another application than client_id names.');
     clientId = hint.aud;
-    sid = hint.sid ?? null;
+    hinted = { sid: hint.sid ?? null, sub: hint.sub };
   }
   const client = clientId === undefined ? null : await findClient(ctx, clientId);
   if (clientId !== undefined && !client) throw new LogoutRefused('The application that sent you here is not registered.');
@@ -53,7 +52,7 @@ async function readLogoutRequest(ctx: AppContext, params: Params): Promise<Logou
     if (fields.state !== undefined) url.searchParams.append('state', fields.state);
     returnTo = url.toString();
   }
-  return { fields, client, returnTo, sid };
+  return { fields, client, returnTo, hinted };
 }
 
 function logoutPath(ctx: AppContext): string {
@@ -100,8 +99,14 @@ export function logoutEndpoint(ctx: AppContext) {
       } catch {
         return refuse(reply, new LogoutRefused('The form could not be read.'));
       }
-      // A relying party's POST of the same parameters: the same question.
-      if (!posted.has('step')) return ask(request, reply, posted);
+      // A relying party's POST of the same parameters: the same question, asked on a GET. (A
+      // cross-site POST carries no SameSite=Lax cookie: answered here, it would not see the
+      // session and would say "signed out" to someone who is not.)
+      if (!posted.has('step')) {
+        pageHeaders(reply);
+        const query = new URLSearchParams(FIELDS.flatMap((f) => (posted.get(f) === undefined ? [] : [[f, posted.get(f)!] as [string, string]]))).toString();
+        return reply.redirect(`${logoutPath(ctx)}${query ? `?${query}` : ''}`, 303);
+      }
       const form = await checkedForm(ctx, request, reply, 'Go back to the application and sign out again.');
       if (!form) return reply;
       let req: LogoutRequest;
@@ -113,8 +118,8 @@ export function logoutEndpoint(ctx: AppContext) {
       pageHeaders(reply, req.returnTo ? [formTarget(req.returnTo)] : []);
       if (form.get('decision') !== 'logout') return sendCardPage(ctx, reply, 200, signedOutPage(false));
       const signedIn = await sessionOf(ctx, request);
-      await endSession(ctx, request, reply);
-      if (req.sid !== null) await write(ctx.store, (tx) => deleteSessionBySid(tx, req.sid!));
+      const named = req.hinted?.sid && signedIn && req.hinted.sub === userSubject(signedIn.user.id) ? { sid: req.hinted.sid, userId: signedIn.user.id } : null;
+      await endSessions(ctx, request, reply, named);
       if (signedIn) audit(ctx, request.log, 'logout', { client_id: req.client?.id ?? null, subject: `user:${signedIn.user.id}` });
       return req.returnTo ? reply.redirect(req.returnTo, 303) : sendCardPage(ctx, reply, 200, signedOutPage(true));
     },

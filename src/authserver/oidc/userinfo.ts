@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { contextCache } from '../../contract/context-cache.js';
 import { TokenVerifier } from '../../contract/active-token.js';
-import { InsufficientScope, InvalidRequest, InvalidToken } from '../../platform/http/errors.js';
+import { InsufficientScope, InvalidRequest, InvalidToken, TokenMissing } from '../../platform/http/errors.js';
 import { setNoStore } from '../../platform/http/html/index.js';
 import { findUserById } from '../model/users.js';
 import { bodyParams } from '../params.js';
@@ -17,15 +17,17 @@ export function userinfoEndpoint(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     setNoStore(reply);
     const header = request.headers.authorization;
-    const inBody = request.method === 'POST' ? bodyParams(request).get('access_token') : undefined;
+    // RFC 6750 §2.2: a token in the body only from a form body.
+    const formBody = request.method === 'POST' && /^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '');
+    const inBody = formBody ? bodyParams(request).get('access_token') : undefined;
     if (header !== undefined && inBody !== undefined) throw new InvalidRequest('Send the access token one way only: the Authorization header or the body', { access_token: 'sent twice' });
     let token = inBody;
     if (header !== undefined) {
       const m = /^Bearer +([\x21-\x7E]+) *$/i.exec(header);
-      if (!m) throw new InvalidToken('The Authorization header must be "Bearer <access token>"', { authorization: 'is not a Bearer token' });
+      if (!m) throw new InvalidRequest('The Authorization header must be "Bearer <access token>"', { authorization: 'is not a Bearer token' });
       token = m[1];
     }
-    if (token === undefined) throw new InvalidToken('An access token is required (Authorization: Bearer <access token>)', { authorization: 'is missing' });
+    if (token === undefined) throw new TokenMissing('An access token is required (Authorization: Bearer <access token>)', { authorization: 'is missing' });
     const caller = await tokens().verify(token);
     if (!caller || caller.tokenType !== 'bearer') throw new InvalidToken('The access token is unknown, expired or revoked', { access_token: 'is not active' });
     if (!caller.scopes.has(OPENID_SCOPE)) throw new InsufficientScope('The access token was not granted the openid scope', { scope: 'needs openid' });

@@ -22,9 +22,9 @@ export async function insertSession(tx: WriteTx, session: { hash: string; userId
     .execute();
 }
 
-/** Ends the session with this public id (RP-initiated logout names it by the ID token's `sid`). */
-export async function deleteSessionBySid(tx: WriteTx, sid: string): Promise<boolean> {
-  return count(await sqlOf(tx).deleteFrom('sessions').where('sid', '=', sid).executeTakeFirst()) > 0;
+/** Ends the session with this public id when it is this user's (RP-initiated logout names it by the ID token's `sid`). */
+export async function deleteSessionBySid(tx: WriteTx, sid: string, userId: string): Promise<boolean> {
+  return count(await sqlOf(tx).deleteFrom('sessions').where('sid', '=', sid).where('user_id', '=', userId).executeTakeFirst()) > 0;
 }
 
 export async function deleteSession(tx: WriteTx, hash: string): Promise<void> {

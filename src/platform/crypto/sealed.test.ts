@@ -24,3 +24,23 @@ test('a sealed secret opens with its key and context only', () => {
 test('a configured key shorter than 32 bytes is refused', () => {
   assert.throws(() => new Sealer('c2hvcnQ', '/nonexistent').seal('x'), /at least 32 bytes/);
 });
+
+test('the first value stored names the key; a process with another key refuses to store and to start', async () => {
+  const { openStore } = await import('../store/open-store.js');
+  const { migrateCore } = await import('../store/migrations.js');
+  const { checkSealingKey } = await import('./sealed.js');
+  const store = await openStore('sqlite::memory:');
+  try {
+    await migrateCore(store);
+    const ours = new Sealer(Buffer.alloc(32, 1).toString('base64url'), '/nonexistent', store);
+    const theirs = new Sealer(Buffer.alloc(32, 2).toString('base64url'), '/nonexistent', store);
+    await checkSealingKey(store, theirs); // nothing sealed yet: any key may start
+    const sealed = await ours.sealForStorage('secret', 'row:1');
+    assert.equal(ours.open(sealed, 'row:1'), 'secret');
+    await assert.rejects(theirs.sealForStorage('other', 'row:2'), /another secret key/);
+    await assert.rejects(checkSealingKey(store, theirs), /GATEHOUSE_SECRET_KEY/);
+    await checkSealingKey(store, ours);
+  } finally {
+    await store.close();
+  }
+});

@@ -179,6 +179,13 @@ export class InvalidToken extends OAuthError {
   }
 }
 
+/** RFC 6750 §3.1: no access token at all (the challenge then names no error). */
+export class TokenMissing extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_request', description, 401, detail, { 'www-authenticate': 'Bearer' });
+  }
+}
+
 /** RFC 6750 §3.1: the access token lacks the scope this endpoint needs (userinfo: `openid`). */
 export class InsufficientScope extends OAuthError {
   constructor(description: string, detail: Detail = {}) {

@@ -386,6 +386,10 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('created_at', ms, (c) => c.notNull())
           .addColumn('retired_at', ms)
           .execute();
+        // One current key per algorithm, whoever makes it.
+        await db.schema.createIndex('id_token_keys_one_current').unique().on('id_token_keys').column('alg').where(sql.ref('retired_at'), 'is', null).execute();
+        // RP-initiated logout ends a session by its public id.
+        await db.schema.createIndex('sessions_sid').on('sessions').column('sid').execute();
       },
     },
     // Second factors (docs/oauth.md, Second factors). '0011' is left to OpenID Connect: Kysely runs

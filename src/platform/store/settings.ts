@@ -17,6 +17,18 @@ export async function readSettingsStartingWith(store: Store, prefix: string): Pr
   return new Map(rows.filter((r) => r.key.startsWith(prefix)).map((r) => [r.key, r.value]));
 }
 
+/** Writes `value` unless the key has one already (two racing writers: the first wins); answers the value that stands. */
+export async function settleSetting(store: Store, key: string, value: string): Promise<string> {
+  await write(store, (tx) =>
+    sqlOf(tx)
+      .insertInto('settings')
+      .values({ key, value, updated_at: Date.now() })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute(),
+  );
+  return (await readSetting(store, key))!;
+}
+
 export async function writeSetting(store: Store, key: string, value: string): Promise<void> {
   await write(store, (tx) => writeSettingIn(tx, key, value));
 }
