@@ -7,6 +7,9 @@ import { type Json } from './helpers/server.js';
 import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { assertApiError } from './helpers/tokens.js';
+import { Secret, TOTP } from 'otpauth';
+import { confirmTotp, listSecondFactors, startTotpEnrolment } from '../src/authserver/model/factors.js';
+import { findUserByUsername } from '../src/authserver/model/users.js';
 
 const PASSWORD = 'a-good-password-1';
 let server: InProcessApp;
@@ -112,6 +115,22 @@ test('clients: "introspect" (a resource server) and "require_pkce" are created, 
   assertApiError(await call('PATCH', '/clients/rp-api', { post_logout_redirect_uris: ['javascript:alert(1)'] }), 400, ['post_logout_redirect_uris']);
   assert.equal((await call('PATCH', '/clients/rp-api', { id_token_signed_response_alg: 'RS256' })).body.id_token_signed_response_alg, 'RS256');
   assert.equal((await call('DELETE', '/clients/rp-api')).status, 204);
+});
+
+test('a user who lost their second factors: DELETE /users/{user}/factors removes them and their recovery codes (the CLI\'s user reset-factors)', async () => {
+  assert.equal((await call('POST', '/users', { username: 'lost', password: PASSWORD })).status, 201);
+  const user = (await findUserByUsername(server.ctx, 'lost'))!;
+  const enrolment = startTotpEnrolment(server.ctx, user);
+  await confirmTotp(server.ctx, user, enrolment.sealed, TOTP.generate({ secret: Secret.fromBase32(enrolment.secret) }), null);
+  assert.equal((await listSecondFactors(server.ctx, user)).length, 1);
+  const reset = await call('DELETE', '/users/lost/factors');
+  assert.equal(reset.status, 200, reset.text);
+  assert.deepEqual([reset.body.username, reset.body.factors_removed], ['lost', 1]);
+  assert.equal((await listSecondFactors(server.ctx, user)).length, 0);
+  const login = await post(server, 'token', { grant_type: 'password', username: 'lost', password: PASSWORD }, { auth: basic(app.client_id, app.client_secret!) });
+  assert.equal(login.status, 200, 'the password alone signs in again');
+  assertApiError(await call('DELETE', '/users/nobody/factors'), 404);
+  assert.equal((await call('DELETE', '/users/lost')).status, 204);
 });
 
 test('users: create, read by username or id, change password and admin flag, delete', async () => {

@@ -78,6 +78,8 @@ test('an authenticator app: set up on the account page, recovery codes, then the
     await check(page, 'account-enrol');
     const secret = (await page.locator('[data-totp-secret]').textContent())!.trim();
     const code = TOTP.generate({ secret: Secret.fromBase32(secret) });
+    // On the account page a session alone adds no factor: the password is asked too.
+    await page.getByLabel('Your password', { exact: true }).fill('tom-password-1');
     await page.getByLabel('Code from the app').fill(code);
     await page.getByRole('button', { name: 'Turn on two-step sign-in' }).click();
     await page.locator('[data-recovery-code]').first().waitFor();
@@ -128,6 +130,7 @@ test('a passkey: registered on the account page, used to sign in without a passw
     await accountSignIn(page, 'pia');
     const register = page.locator('button[data-passkey-register]');
     await register.waitFor({ state: 'visible' });
+    await page.getByLabel('Your password, to add a passkey').fill('pia-password-1');
     await register.click();
     await page.getByText('Your passkey is registered').waitFor();
     assert.equal(await page.locator('[data-recovery-code]').count(), 10, 'the first factor brings the recovery codes');

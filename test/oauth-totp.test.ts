@@ -11,6 +11,7 @@ import { startApp, type InProcessApp } from './helpers/app.js';
 import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, hiddenField, page, post, unescapeHtml, type Page, type RegisteredClient } from './helpers/oauth.js';
 import { listFactorsOfUser } from '../src/authserver/store/factors.js';
+import { totpSecretContext } from '../src/authserver/model/factors.js';
 import { findUserByUsername } from '../src/authserver/model/users.js';
 import { readEvents } from '../src/platform/store/outbox.js';
 
@@ -51,7 +52,7 @@ async function accountSignIn(username: string, jar = new CookieJar()): Promise<{
 async function enrol(username: string): Promise<{ secret: string; codes: string[]; jar: CookieJar; html: string }> {
   const { jar, html } = await accountSignIn(username);
   const secret = attr(html, 'data-totp-secret');
-  const done = await page(server, jar, '/oauth/account', { csrf_token: hiddenField(html, 'csrf_token'), enrolment: hiddenField(html, 'enrolment'), otp: codeOf(secret), action: 'totp-confirm' });
+  const done = await page(server, jar, '/oauth/account', { csrf_token: hiddenField(html, 'csrf_token'), enrolment: hiddenField(html, 'enrolment'), otp: codeOf(secret), password: `${username}-password-1`, action: 'totp-confirm' });
   assert.equal(done.status, 200, done.html);
   const codes = recoveryCodes(done.html);
   assert.equal(codes.length, 10);
@@ -88,9 +89,15 @@ test('the account page sets up an authenticator: secret, otpauth URI, QR code, c
   const res = await server.fetch('/oauth/account', { headers: { accept: 'text/html', cookie: jar.header() } });
   assert.doesNotMatch(res.headers.get('content-security-policy')!, /unsafe-inline|data:/, 'nothing inline allowed, no data: images: the QR code is inline SVG');
 
-  const form = { csrf_token: hiddenField(html, 'csrf_token'), enrolment: hiddenField(html, 'enrolment'), action: 'totp-confirm' };
+  // A session alone adds no factor: the password is asked too.
+  const bare = { csrf_token: hiddenField(html, 'csrf_token'), enrolment: hiddenField(html, 'enrolment'), action: 'totp-confirm' };
+  const noPassword = await page(server, jar, '/oauth/account', { ...bare, otp: codeOf(secret) });
+  assert.equal(noPassword.status, 400);
+  assert.match(noPassword.html, /password is not correct/);
+  assert.equal(attr(noPassword.html, 'data-totp-secret'), secret, 'the same set-up is offered again');
+  const form = { ...bare, password: 'ada-password-1' };
   const wrong = await page(server, jar, '/oauth/account', { ...form, otp: String((Number(codeOf(secret)) + 1) % 1_000_000).padStart(6, '0') });
-  assert.equal(wrong.status, 400);
+  assert.equal(wrong.status, 400, wrong.html.replace(/[\s\S]*<main>/, '').slice(0, 600));
   assert.match(wrong.html, /the code is not correct/i);
   assert.equal(attr(wrong.html, 'data-totp-secret'), secret, 'the same set-up is offered again');
   const forged = await page(server, jar, '/oauth/account', { ...form, enrolment: 'v1.x.y.z.w', otp: codeOf(secret) });
@@ -112,7 +119,8 @@ test('the account page sets up an authenticator: secret, otpauth URI, QR code, c
   const [factor] = await listFactorsOfUser(server.ctx.store, user.id);
   assert.equal(factor.kind, 'totp');
   assert.ok(factor.secret && !factor.secret.includes(secret), 'stored sealed, not in clear');
-  assert.equal(server.ctx.sealer.open(factor.secret, factor.id), secret);
+  assert.equal(server.ctx.sealer.open(factor.secret, totpSecretContext(factor.id, user.id)), secret);
+  assert.throws(() => server.ctx.sealer.open(factor.secret!, totpSecretContext(factor.id, 'someone-else')), 'sealed to its user');
   assert.equal(server.output().includes(secret), false, 'the secret is never logged');
   for (const c of codes) assert.equal(server.output().includes(c), false, 'nor a recovery code');
   const updated = (await events('user.updated')).filter((e) => e.record_id === user.id);
@@ -394,12 +402,16 @@ test('passkeys: the login page offers the button with a remembered challenge; a 
   }
   assert.equal(sessionCookie(jar), undefined);
   assert.equal((await page(server, new CookieJar(), '/oauth/authorize', { ...form, credential: forged(options.challenge) })).status, 403, 'without this browser\'s CSRF token');
+  assert.ok((await events('login.failed')).some((e) => e.data.reason === 'passkey' && e.data.via === 'login form'), 'a refused passkey is a failed sign-in in the feed');
 
   const { jar: signed, html } = await accountSignIn('hal');
   assert.match(html, /<button type="button" data-passkey-register/);
   const register = JSON.parse(attr(html, 'data-passkey-options'));
   assert.equal(register.authenticatorSelection.residentKey, 'required');
-  const bad = await page(server, signed, '/oauth/account', { csrf_token: hiddenField(html, 'csrf_token'), action: 'passkey-register', credential: forged(register.challenge) });
+  const noPassword = await page(server, signed, '/oauth/account', { csrf_token: hiddenField(html, 'csrf_token'), action: 'passkey-register', credential: forged(register.challenge) });
+  assert.equal(noPassword.status, 400);
+  assert.match(noPassword.html, /password is not correct/, 'a session alone registers no passkey');
+  const bad = await page(server, signed, '/oauth/account', { csrf_token: hiddenField(html, 'csrf_token'), action: 'passkey-register', password: 'hal-password-1', credential: forged(register.challenge) });
   assert.equal(bad.status, 400);
   assert.match(bad.html, /passkey was not registered/);
   assert.equal((await page(server, signed, '/oauth/account', { action: 'passkey-register', credential: '{}' })).status, 403);
@@ -424,4 +436,30 @@ test('PostgreSQL: two requests racing with one code, and with one recovery code,
     server = main;
     await database.drop();
   }
+});
+
+test('a factor added ends the password-only sessions of the user: another browser signs in again; this one goes on', async () => {
+  await addUser(server, 'kit', 'kit-password-1');
+  const elsewhere = await accountSignIn('kit');
+  const silent = authorizeUrl({ response_type: 'code', client_id: 'planner', redirect_uri: REDIRECT, scope: 'zoos:read', state: 'p', prompt: 'none' });
+  assert.match((await page(server, elsewhere.jar, '/oauth/account')).html, /Signed in as <strong>kit<\/strong>/);
+  const { jar } = await enrol('kit');
+  assert.match((await page(server, jar, '/oauth/account')).html, /Signed in as <strong>kit<\/strong>/, 'the browser that added it stays signed in');
+  const stale = await page(server, elsewhere.jar, '/oauth/account');
+  assert.doesNotMatch(stale.html, /Signed in as/, 'a session made with the password alone no longer stands');
+  const none = await page(server, elsewhere.jar, silent);
+  assert.equal(new URL(none.location!).searchParams.get('error'), 'login_required');
+});
+
+test('gatehouse user reset-factors: an operator removes a lost factor; the user signs in with the password alone', async () => {
+  await addUser(server, 'lou', 'lou-password-1');
+  await enrol('lou');
+  assert.equal((await loginPassword('lou')).status, 200, 'the code is asked');
+  const reset = await server.cli(['user', 'reset-factors', 'lou']);
+  assert.equal(reset.status, 0, reset.stderr);
+  assert.equal(JSON.parse(reset.stdout).factors_removed, 1);
+  assert.equal((await loginPassword('lou', new CookieJar())).status, 303, 'the password alone signs in');
+  const unknown = await server.cli(['user', 'reset-factors', 'nobody']);
+  assert.equal(unknown.status, 1);
+  assert.match(unknown.stderr, /no user named "nobody"/);
 });

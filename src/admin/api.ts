@@ -13,6 +13,7 @@ import { Authenticator } from '../api/access/authenticate.js';
 import { describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type ClientChanges } from '../authserver/model/clients.js';
 import { changePassword, createUser, describeUser, findUserById, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, userSubject, type User } from '../authserver/model/users.js';
 import { findGrant, listGrants, revokeGrant } from '../authserver/tokens.js';
+import { resetSecondFactors } from '../authserver/model/factors.js';
 import { addWebhook, describeWebhook, findWebhook, listWebhooks, removeWebhook, updateWebhook, webhookDeliveries } from '../webhooks/webhooks.js';
 import { EVENT_TYPES, EventSelection, eventJson } from '../contract/event-bus.js';
 import { feedPage, nextLink, parseFeedQuery, requireRetained, streamEvents, wantsStream } from '../api/events.js';
@@ -261,6 +262,27 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
             const user = await userByKey(ctx, (request.params as { user: string }).user);
             await removeUser(ctx, user.username, actorOf(request));
             return reply.code(204).send();
+          },
+        },
+      },
+      options,
+    );
+    routeMethods(
+      admin,
+      `${ADMIN_API}/users/:user/factors`,
+      {
+        DELETE: {
+          schema: op({
+            operationId: 'admin_reset_user_factors',
+            summary: "Remove every second factor and recovery code of a user who lost them; their sessions end",
+            params: S.UserParam,
+            response: S.answers({ 200: ['The user, and how many factors were removed', S.FactorsReset] }, 401, 403, 404),
+          }),
+          handler: async (request) => {
+            const user = await userByKey(ctx, (request.params as { user: string }).user);
+            const reset = await resetSecondFactors(ctx, user.username, actorOf(request));
+            if (!reset) throw notFound('No such user', { user: 'does not exist' });
+            return { ...describeUser(reset.user), factors_removed: reset.factors };
           },
         },
       },

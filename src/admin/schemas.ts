@@ -160,6 +160,8 @@ export const User = Type.Object({
   created_at: Time(),
 });
 
+export const FactorsReset = Type.Composite([User, Type.Object({ factors_removed: Type.Integer({ description: 'How many second factors were removed' }) })]);
+
 export const Grant = Type.Object({
   id: Text(),
   subject: Text(),

@@ -91,7 +91,7 @@ export type SignIn = { user: User } | { retryAfter: number } | { failed: true };
 type Via = 'password grant' | 'login form' | 'admin console' | 'account page';
 
 /** A failed check: an event of its own (admin side, auditors follow failed sign-ins in the feed and webhooks) and the audit line. */
-async function recordFailure(ctx: AppContext, log: FastifyBaseLogger, attempt: ThrottleKeys & { clientId: string | null; via: Via }, reason: 'bad credentials' | 'second factor', subject?: string) {
+export async function recordFailure(ctx: AppContext, log: FastifyBaseLogger, attempt: ThrottleKeys & { clientId: string | null; via: Via }, reason: 'bad credentials' | 'second factor' | 'passkey', subject?: string) {
   await write(ctx.store, async (tx) =>
     tx.emit({ type: 'login.failed', data: JSON.stringify({ username: attempt.username, ip: attempt.ip, client_id: attempt.clientId, via: attempt.via, reason }) }),
   );

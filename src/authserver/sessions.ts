@@ -3,6 +3,7 @@ import type { AppContext } from '../contract/context.js';
 import { constantTimeEqual, randomSecret, sha256 } from '../platform/crypto/secrets.js';
 import { write } from '../platform/store/write-path.js';
 import { findUserById, type User } from './model/users.js';
+import { hasSecondFactor, mustHaveSecondFactor } from './model/factors.js';
 import { deleteSession, deleteSessionBySid, findSession, insertSession } from './store/sessions.js';
 
 // Browser sessions: the login/consent pages' and, in its own cookies, the admin console's. The
@@ -109,7 +110,15 @@ export interface SignedIn {
   user: User;
   authTime: number;
   sid: string;
+  /** How they signed in (RFC 8176): `pwd`, then `otp` (a code) or `hwk` + `user` (a passkey). */
+  amr: string[];
 }
+
+/** RFC 8176 values of a sign-in: a password alone, a password and a code, a passkey. */
+export const AMR = { password: ['pwd'], passwordAndCode: ['pwd', 'otp'], passkey: ['hwk', 'user'] } as const;
+
+/** Whether a sign-in made this way passed a second factor. */
+export const hasSecondFactorIn = (amr: readonly string[]) => amr.includes('otp') || amr.includes('hwk');
 
 /** This browser's sign-in, or null. */
 export async function sessionOf(ctx: AppContext, request: FastifyRequest, scope = loginCookies(ctx)): Promise<SignedIn | null> {
@@ -118,8 +127,12 @@ export async function sessionOf(ctx: AppContext, request: FastifyRequest, scope 
   const hash = sessionHash(scope, value);
   const session = await findSession(ctx.store, hash, Date.now());
   const user = session ? await findUserById(ctx, session.userId) : null;
+  if (!session || !user) return null;
+  // A password-only session does not stand for a user who has, or must have, a second factor now
+  // (it was made before the factor was added or the policy raised): they sign in again.
+  if (!hasSecondFactorIn(session.amr) && (mustHaveSecondFactor(ctx, user) || (await hasSecondFactor(ctx, user)))) return null;
   // A session from before OpenID Connect has no public id: one derived from its hash stands in.
-  return session && user ? { user, authTime: session.createdAt, sid: session.sid ?? sha256(`sid:${hash}`).slice(0, 22) } : null;
+  return { user, authTime: session.createdAt, sid: session.sid ?? sha256(`sid:${hash}`).slice(0, 22), amr: session.amr };
 }
 
 /** The signed-in user of this browser, or null. */
@@ -131,14 +144,21 @@ export async function sessionUser(ctx: AppContext, request: FastifyRequest, scop
  * Signs the user in with a fresh session value (the old one, if any, is dropped: no fixation) and
  * a fresh CSRF binding: a form token obtained before signing in is worthless after.
  */
-export async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, userId: string, scope = loginCookies(ctx)): Promise<void> {
+export async function startSession(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  userId: string,
+  scope = loginCookies(ctx),
+  amr: readonly string[] = AMR.password,
+): Promise<void> {
   const old = readCookies(request).get(scope.session);
   const value = randomSecret(32);
   const now = Date.now();
   const ttl = ctx.config.auth.sessionTtl;
   await write(ctx.store, async (tx) => {
     if (old) await deleteSession(tx, sessionHash(scope, old));
-    await insertSession(tx, { hash: sessionHash(scope, value), userId, sid: randomSecret(16), expiresAt: now + ttl * 1000, createdAt: now });
+    await insertSession(tx, { hash: sessionHash(scope, value), userId, sid: randomSecret(16), amr, expiresAt: now + ttl * 1000, createdAt: now });
   });
   setCookie(reply, scope, scope.session, value, ttl);
   await issueBinding(ctx, reply, scope);

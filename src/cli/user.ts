@@ -1,6 +1,7 @@
 import { Argument, type Command } from 'commander';
 import { randomSecret } from '../platform/crypto/secrets.js';
 import { changePassword, createUser, describeUser, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, usernameProblem, userSubject } from '../authserver/model/users.js';
+import { resetSecondFactors } from '../authserver/model/factors.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { askHidden, readStdin } from './prompt.js';
 import { printList, withJsonOption, type ListOptions } from './output.js';
@@ -104,6 +105,16 @@ export function userCommand(program: Command): void {
         const changed = await modelErrors(PROFILE_FLAGS, () => updateProfile(ctx, username, { email: opts.email, emailVerified: opts.emailVerified, name: opts.name }));
         if (!changed) throw new CliError(`there is no user named "${username}"`);
         console.log(JSON.stringify(describeUser(changed), null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('reset-factors <username>'))
+    .description("remove every second factor (authenticator app, passkeys) and recovery code of a user who lost them; their sessions end, and their next sign-in is with the password alone (under auth.mfa, they set up a factor again)")
+    .action(async (username: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const reset = await resetSecondFactors(ctx, username, null);
+        if (!reset) throw new CliError(`there is no user named "${username}"`);
+        console.log(JSON.stringify({ ...describeUser(reset.user), factors_removed: reset.factors }, null, 2));
       });
     });
 

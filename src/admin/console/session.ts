@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { browserBinding, csrfToken, verifyCsrfToken } from '../../authserver/authorize/csrf.js';
-import { cookieName, endSession, sessionUser, startSession, type CookieScope } from '../../authserver/sessions.js';
+import { cookieName, endSession, sessionOf, sessionUser, startSession, type CookieScope, type SignedIn } from '../../authserver/sessions.js';
 import type { User } from '../../authserver/model/users.js';
 
 // The console's own browser session: the authorization server's session functions with the
@@ -25,8 +25,13 @@ export function consoleUser(ctx: AppContext, request: FastifyRequest): Promise<U
   return sessionUser(ctx, request, consoleCookies(ctx));
 }
 
-export function startConsoleSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User): Promise<void> {
-  return startSession(ctx, request, reply, user.id, consoleCookies(ctx));
+/** This browser's console sign-in (who, since when, how), or null. */
+export function consoleSignIn(ctx: AppContext, request: FastifyRequest): Promise<SignedIn | null> {
+  return sessionOf(ctx, request, consoleCookies(ctx));
+}
+
+export function startConsoleSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, amr: readonly string[]): Promise<void> {
+  return startSession(ctx, request, reply, user.id, consoleCookies(ctx), amr);
 }
 
 export function endConsoleSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -4,6 +4,7 @@ import { enrolmentQr } from '../../authserver/authorize/factor-views.js';
 import { describeDuration } from '../../authserver/authorize/views.js';
 import { signIn } from '../../authserver/login-throttle.js';
 import { userSubject, type User } from '../../authserver/model/users.js';
+import { AMR } from '../../authserver/sessions.js';
 import { listSecondFactors } from '../../authserver/model/factors.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../../authserver/second-step.js';
 import { formOf, safeNext, type ConsoleKit } from './kit.js';
@@ -25,8 +26,8 @@ export function registerSignIn(app: FastifyInstance, kit: ConsoleKit): void {
     return kit.bare(reply, status, title, secondStepBody({ base, hidden, username: s.user.username, enrolment, error, recoveryOnly }), error ? { error: error.replace(/\.$/, ''), detail: { otp: 'not accepted' } } : undefined);
   }
 
-  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User) {
-    await startConsoleSession(ctx, request, reply, user);
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, amr: readonly string[]) {
+    await startConsoleSession(ctx, request, reply, user, amr);
     audit(ctx, request.log, 'login.succeeded', { subject: userSubject(user.id), ip: request.ip, reason: 'admin console' });
   }
 
@@ -43,7 +44,7 @@ export function registerSignIn(app: FastifyInstance, kit: ConsoleKit): void {
           return renderSecondStep(request, reply, outcome.again, next, outcome.status, outcome.error);
         }
         if (!outcome.user.admin) return kit.notAdmin(reply, outcome.user.username);
-        await signedIn(request, reply, outcome.user);
+        await signedIn(request, reply, outcome.user, AMR.passwordAndCode);
         if (outcome.recoveryCodes.length) return kit.bare(reply, 200, 'Your recovery codes', recoveryCodesBody({ codes: outcome.recoveryCodes, continueUrl: next ?? base }));
         return reply.redirect(next ?? base, 303);
       }
@@ -63,7 +64,7 @@ export function registerSignIn(app: FastifyInstance, kit: ConsoleKit): void {
       }
       const second = await secondStepFor(ctx, user);
       if (second) return renderSecondStep(request, reply, await beginSecondStep(ctx, request, reply, consoleCookies(ctx), user, second), next);
-      await signedIn(request, reply, user);
+      await signedIn(request, reply, user, AMR.password);
       return reply.redirect(next ?? base, 303);
     },
   });

@@ -4,7 +4,8 @@ import { listGrants } from '../../authserver/tokens.js';
 import { html } from '../../platform/http/html/index.js';
 import { confirmBody } from './components.js';
 import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
-import { startConsoleSession } from './session.js';
+import { consoleSignIn, startConsoleSession } from './session.js';
+import { AMR } from '../../authserver/sessions.js';
 import { userBody, usersBody } from './users-view.js';
 
 // The console's user pages: list and add, a user's page (admin right, password), remove after a
@@ -85,12 +86,14 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
     POST: kit.guard(async (request, reply, s) => {
       const user = await userOf(request);
       if (!user) return missing(reply, s);
+      const self = user.id === s.admin.id;
+      // The way this admin signed in, for the session that replaces it below.
+      const amr = self ? ((await consoleSignIn(ctx, request))?.amr ?? AMR.password) : AMR.password;
       const outcome = await ConsoleKit.attempt(() => changePassword(ctx, user.username, s.form.values.get('password') ?? ''), 'password');
       if (!('ok' in outcome)) return userPage(reply, s, outcome.status, user, outcome);
       if (!outcome.ok) return missing(reply, s);
-      const self = user.id === s.admin.id;
       // A new password ends every session of the user, this one too: the admin who changed their own gets a new one.
-      if (self) await startConsoleSession(ctx, request, reply, user);
+      if (self) await startConsoleSession(ctx, request, reply, user, amr);
       return kit.redirect(reply, `/users/${user.id}?done=${self ? 'own-password' : 'password'}`);
     }),
   });

@@ -171,6 +171,6 @@ ${t.recoveryCodes?.length ? recoveryCodeList(t.recoveryCodes) : ''}
 ${factors}
 ${t.passkey ? html`<h3>Passkeys</h3>\n<p class="muted">Sign in with your device's screen lock or a security key instead of a password and code.</p>\n${t.passkey}` : ''}
 ${t.enrolment ? html`<h3>Add an authenticator app</h3>
-${totpEnrolment({ action: v.action, hidden: { csrf_token: v.csrf, enrolment: t.enrolment.sealed }, secret: t.enrolment.secret, uri: t.enrolment.uri, qr: t.enrolment.qr })}` : ''}
+${totpEnrolment({ action: v.action, hidden: { csrf_token: v.csrf, enrolment: t.enrolment.sealed }, secret: t.enrolment.secret, uri: t.enrolment.uri, qr: t.enrolment.qr, askPassword: v.username })}` : ''}
 </section>`;
 }

@@ -7,7 +7,7 @@ import { signIn, throttled } from '../login-throttle.js';
 import { changePassword, updateProfile, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
 import type { Params } from '../params.js';
-import { endSession, sessionUser, startSession } from '../sessions.js';
+import { AMR, endSession, sessionUser, startSession } from '../sessions.js';
 import { listLiveGrantRows } from '../store/grants.js';
 import { revokeGrant } from '../tokens.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
@@ -70,7 +70,7 @@ async function twoStep(ctx: AppContext, user: User, csrf: string, extra: { recov
     enrolment: started ? { ...started, qr: await enrolmentQr(started.uri) } : undefined,
     recoveryCodes: extra.recoveryCodes,
     required: mustHaveSecondFactor(ctx, user),
-    passkey: passkeyForm({ action: accountPath(ctx), hidden: { csrf_token: csrf, action: 'passkey-register' }, options: await passkeyRegistrationOptions(ctx, user), kind: 'register' }),
+    passkey: passkeyForm({ action: accountPath(ctx), hidden: { csrf_token: csrf, action: 'passkey-register' }, options: await passkeyRegistrationOptions(ctx, user), kind: 'register', askPassword: user.username }),
   };
 }
 
@@ -80,9 +80,11 @@ async function show(
   reply: FastifyReply,
   status = 200,
   message: { notice?: string; error?: string; username?: string; recoveryCodes?: string[]; enrolment?: string; profile?: ProfileForm } = {},
+  /** The user when the session was (re)started on this very answer (the request still carries the old cookie). */
+  signedInNow?: User,
 ) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
-  const user = await sessionUser(ctx, request);
+  const user = signedInNow ?? (await sessionUser(ctx, request));
   const { recoveryCodes, enrolment, profile, ...messages } = message;
   if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...messages }));
   const view = accountPage({
@@ -153,7 +155,7 @@ async function accountSignIn(ctx: AppContext, request: FastifyRequest, reply: Fa
   if ('failed' in outcome) return show(ctx, request, reply, 401, { error: 'The username or password is not correct.', username });
   const step = await secondStepFor(ctx, outcome.user);
   if (step) return renderSecondStep(ctx, request, reply, await beginSecondStep(ctx, request, reply, loginCookies(ctx), outcome.user, step));
-  await startSession(ctx, request, reply, outcome.user.id);
+  await startSession(ctx, request, reply, outcome.user.id, loginCookies(ctx), AMR.password);
   audit(ctx, request.log, 'login.succeeded', { client_id: null, subject: userSubject(outcome.user.id), ip: request.ip });
   pageHeaders(reply);
   return reply.redirect(accountPath(ctx), 303);
@@ -178,7 +180,7 @@ async function accountSecondStep(ctx: AppContext, request: FastifyRequest, reply
     if (outcome.retryAfter) reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
     return renderSecondStep(ctx, request, reply, outcome.again, outcome.status, outcome.error);
   }
-  await startSession(ctx, request, reply, outcome.user.id);
+  await startSession(ctx, request, reply, outcome.user.id, loginCookies(ctx), AMR.passwordAndCode);
   audit(ctx, request.log, 'login.succeeded', { client_id: null, subject: userSubject(outcome.user.id), ip: request.ip });
   if (outcome.recoveryCodes.length) {
     // The session cookie is on this very answer: the page is rendered for the user just signed in.
@@ -196,10 +198,14 @@ async function accountSecondStep(ctx: AppContext, request: FastifyRequest, reply
 
 /** Turns on an authenticator app: the code it shows confirms the set-up; the recovery codes are shown on this answer only. */
 async function accountConfirmTotp(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
+  // A session alone adds no factor (a stolen cookie must not plant one that outlives a new password).
+  if (!(await passwordAgain(ctx, request, reply, user, form.get('password'), { enrolment: form.get('enrolment') }))) return reply;
   try {
     const { recoveryCodes } = await confirmTotp(ctx, user, form.get('enrolment'), form.get('otp'), userSubject(user.id));
     audit(ctx, request.log, 'user.factor_added', { subject: userSubject(user.id), reason: 'account page: authenticator app' });
-    return show(ctx, request, reply, 200, { notice: 'Two-step sign-in is on: your authenticator app is set up.', recoveryCodes });
+    // The sign-in of this browser now has passed the new factor; every password-only session of the user ends (sessions.ts).
+    await startSession(ctx, request, reply, user.id, loginCookies(ctx), AMR.passwordAndCode);
+    return show(ctx, request, reply, 200, { notice: 'Two-step sign-in is on: your authenticator app is set up.', recoveryCodes }, user);
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
@@ -207,14 +213,27 @@ async function accountConfirmTotp(ctx: AppContext, request: FastifyRequest, repl
   }
 }
 
-/** Removing a factor and renewing the recovery codes take the password again (checked like any sign-in: throttled). */
-async function accountWithPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params, action: 'factor-remove' | 'recovery-codes') {
-  const outcome = await signIn(ctx, request.log, { username: user.username, password: form.get('password') ?? '', ip: request.ip, clientId: null, via: 'account page' });
+/**
+ * The password asked again (checked like any sign-in: throttled) before a change to how the account
+ * signs in: true when it is right; else false, and the page that says why has been sent.
+ */
+async function passwordAgain(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, password: string | undefined, extra: { enrolment?: string } = {}): Promise<boolean> {
+  const outcome = await signIn(ctx, request.log, { username: user.username, password: password ?? '', ip: request.ip, clientId: null, via: 'account page' });
   if ('retryAfter' in outcome) {
     reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
-    return show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.` });
+    await show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.`, ...extra });
+    return false;
   }
-  if ('failed' in outcome) return show(ctx, request, reply, 400, { error: 'The password is not correct. Nothing was changed.' });
+  if ('failed' in outcome) {
+    await show(ctx, request, reply, 400, { error: 'The password is not correct. Nothing was changed.', ...extra });
+    return false;
+  }
+  return true;
+}
+
+/** Removing a factor and renewing the recovery codes take the password again. */
+async function accountWithPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params, action: 'factor-remove' | 'recovery-codes') {
+  if (!(await passwordAgain(ctx, request, reply, user, form.get('password')))) return reply;
   if (action === 'recovery-codes') {
     try {
       const recoveryCodes = await renewRecoveryCodes(ctx, user, userSubject(user.id));
@@ -228,8 +247,13 @@ async function accountWithPassword(ctx: AppContext, request: FastifyRequest, rep
   const factorId = form.get('factor_id') ?? '';
   const factors = await listSecondFactors(ctx, user);
   if (!factors.some((f) => f.id === factorId)) return show(ctx, request, reply, 404, { error: 'That second factor does not exist or was removed already.' });
-  if (factors.length === 1 && mustHaveSecondFactor(ctx, user)) return show(ctx, request, reply, 400, { error: 'This gatehouse requires a second factor: add another before removing this one. Nothing was changed.' });
-  await removeSecondFactor(ctx, user, factorId, userSubject(user.id));
+  try {
+    await removeSecondFactor(ctx, user, factorId, userSubject(user.id));
+  } catch (e) {
+    const problem = modelProblem(e);
+    if (!problem) throw e;
+    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}. Nothing was changed.` });
+  }
   audit(ctx, request.log, 'user.factor_removed', { subject: userSubject(user.id), reason: 'account page' });
   return back(ctx, reply, 'factor-removed');
 }
@@ -276,10 +300,12 @@ async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: 
 
 /** Registers a passkey from the ceremony's result the page's script posted. */
 async function accountRegisterPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
+  if (!(await passwordAgain(ctx, request, reply, user, form.get('password')))) return reply;
   try {
     const recoveryCodes = await registerPasskey(ctx, user, form.get('credential'), userSubject(user.id));
     audit(ctx, request.log, 'user.factor_added', { subject: userSubject(user.id), reason: 'account page: passkey' });
-    return show(ctx, request, reply, 200, { notice: 'Your passkey is registered: sign in with it on the login page.', recoveryCodes });
+    await startSession(ctx, request, reply, user.id, loginCookies(ctx), AMR.passkey);
+    return show(ctx, request, reply, 200, { notice: 'Your passkey is registered: sign in with it on the login page.', recoveryCodes }, user);
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;

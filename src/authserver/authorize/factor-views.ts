@@ -44,6 +44,8 @@ export interface EnrolmentView {
   uri: string;
   qr: Html;
   idPrefix?: string;
+  /** Ask for the password too (the account page: a session alone adds no factor); the user's name for password managers. */
+  askPassword?: string;
 }
 
 /** Setting up an authenticator app: scan or type the secret, then confirm with the code it shows. */
@@ -59,8 +61,9 @@ export function totpEnrolment(v: EnrolmentView): Html {
 </ol>
 <form method="post" action="${v.action}">
 ${hiddenFields(v.hidden)}
+${v.askPassword !== undefined ? passwordAgain(`${id}-password`, v.askPassword, 'Your password') : ''}
 <label class="field" for="${id}">Code from the app</label>
-<input type="text" id="${id}" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required>
+<input type="text" id="${id}" name="otp" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 \-]{6,7}" maxlength="7" required>
 <div class="actions"><button type="submit" name="action" value="totp-confirm" class="primary">Turn on two-step sign-in</button></div>
 </form>`;
 }
@@ -125,6 +128,15 @@ export interface PasskeyFormView {
   /** The ceremony's options (JSON), with the challenge the server remembered. */
   options: unknown;
   kind: 'signin' | 'register';
+  /** Ask for the password too (registering on the account page); the user's name for password managers. */
+  askPassword?: string;
+}
+
+/** A password field asked again before a change to how the account signs in. */
+function passwordAgain(id: string, username: string, label: string): Html {
+  return html`<input type="text" name="username" value="${username}" autocomplete="username" hidden>
+<label class="field" for="${id}">${label}</label>
+<input type="password" id="${id}" name="password" autocomplete="current-password" required>`;
 }
 
 /**
@@ -139,6 +151,7 @@ export function passkeyForm(v: PasskeyFormView): Html {
       : html`<button type="button" data-passkey-register data-passkey-options="${JSON.stringify(v.options)}" aria-describedby="${status}" class="primary">Add a passkey</button>`;
   return html`<form method="post" action="${v.action}" class="passkey" hidden>
 ${hiddenFields({ ...v.hidden, credential: '' })}
+${v.askPassword !== undefined ? passwordAgain(`passkey-${v.kind}-password`, v.askPassword, 'Your password, to add a passkey') : ''}
 <div class="actions">${button}</div>
 <p class="muted small" id="${status}" role="status"></p>
 </form>`;

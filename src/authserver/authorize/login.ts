@@ -1,13 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { audit } from '../audit.js';
-import { signIn, throttled } from '../login-throttle.js';
+import { recordFailure, signIn, throttled } from '../login-throttle.js';
 import { userSubject, type User } from '../model/users.js';
 import { passkeySignInOptions, verifyPasskeySignIn } from '../model/passkeys.js';
 import { listSecondFactors } from '../model/factors.js';
 import type { Params } from '../params.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
-import { loginCookies, startSession } from '../sessions.js';
+import { AMR, loginCookies, startSession } from '../sessions.js';
 import { browserBinding, csrfToken } from './csrf.js';
 import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
 import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
@@ -31,12 +31,18 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
   if ('failed' in outcome) return renderLogin(ctx, request, reply, req, 401, 'The username or password is not correct.', username);
   const { user } = outcome;
   // OpenID Connect id_token_hint: the application expects one user; a sign-in as another is no answer to it.
-  if (req.idTokenHint !== null && (await readIdTokenHint(ctx, req.idTokenHint))?.sub !== userSubject(user.id))
-    return renderLogin(ctx, request, reply, req, 401, `${req.client.name} asked for another account. Sign in as that account, or go back to the application.`);
+  if (await hintRefuses(ctx, req, user)) return renderLogin(ctx, request, reply, req, 401, anotherAccount(req));
   const step = await secondStepFor(ctx, user);
   if (step) return renderSecondStep(ctx, request, reply, req, await beginSecondStep(ctx, request, reply, loginCookies(ctx), user, step));
-  return signedIn(ctx, request, reply, req, user);
+  return signedIn(ctx, request, reply, req, user, AMR.password);
 }
+
+/** OpenID Connect id_token_hint: the application expects one user; a sign-in as another, by any way, is no answer to it. */
+async function hintRefuses(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<boolean> {
+  return req.idTokenHint !== null && (await readIdTokenHint(ctx, req.idTokenHint))?.sub !== userSubject(user.id);
+}
+
+const anotherAccount = (req: AuthorizationRequest) => `${req.client.name} asked for another account. Sign in as that account, or go back to the application.`;
 
 /** The posted second step (`step=second-factor` or `step=enrol`). */
 export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
@@ -46,8 +52,8 @@ export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, 
     if (outcome.retryAfter) reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
     return renderSecondStep(ctx, request, reply, req, outcome.again, outcome.status, outcome.error);
   }
-  if (outcome.recoveryCodes.length === 0) return signedIn(ctx, request, reply, req, outcome.user);
-  await startSignedInSession(ctx, request, reply, req, outcome.user);
+  if (outcome.recoveryCodes.length === 0) return signedIn(ctx, request, reply, req, outcome.user, AMR.passwordAndCode);
+  await startSignedInSession(ctx, request, reply, req, outcome.user, AMR.passwordAndCode);
   return sendCardPage(ctx, reply, 200, recoveryCodesPage({ codes: outcome.recoveryCodes, continueUrl: continueUrl(ctx, req), continueLabel: `Continue to ${req.client.name}` }));
 }
 
@@ -73,13 +79,13 @@ const continueUrl = (ctx: AppContext, req: AuthorizationRequest) => {
   return `${authorizePath(ctx)}${raw ? `?${raw}` : ''}`;
 };
 
-async function startSignedInSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User) {
-  await startSession(ctx, request, reply, user.id);
+async function startSignedInSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, amr: readonly string[]) {
+  await startSession(ctx, request, reply, user.id, loginCookies(ctx), amr);
   audit(ctx, request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
 }
 
-async function signedIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User) {
-  await startSignedInSession(ctx, request, reply, req, user);
+async function signedIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, amr: readonly string[]) {
+  await startSignedInSession(ctx, request, reply, req, user, amr);
   pageHeaders(reply);
   // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
   return reply.redirect(continueUrl(ctx, req), 303);
@@ -89,8 +95,10 @@ async function signedIn(ctx: AppContext, request: FastifyRequest, reply: Fastify
 export async function loginWithPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
   const user = await verifyPasskeySignIn(ctx, form.get('credential'));
   if (!user) {
-    audit(ctx, request.log, 'login.failed', { client_id: req.client.id, ip: request.ip, reason: 'login form: passkey not accepted' });
+    // In the feed like every failed sign-in (no user name: a passkey response names none that can be trusted).
+    await recordFailure(ctx, request.log, { username: '', ip: request.ip, clientId: req.client.id, via: 'login form' }, 'passkey');
     return renderLogin(ctx, request, reply, req, 401, 'The passkey was not accepted. Try again, or sign in with your password.');
   }
-  return signedIn(ctx, request, reply, req, user);
+  if (await hintRefuses(ctx, req, user)) return renderLogin(ctx, request, reply, req, 401, anotherAccount(req));
+  return signedIn(ctx, request, reply, req, user, AMR.passkey);
 }

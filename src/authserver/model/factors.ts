@@ -17,6 +17,8 @@ import {
   type FactorRecord,
 } from '../store/factors.js';
 import { userEvent, type User } from './users.js';
+import { findUserRecordByUsername } from '../store/users.js';
+import { deleteSessionsOfUser } from '../store/sessions.js';
 
 // Second factors (docs/oauth.md, Second factors): TOTP authenticators (RFC 6238: SHA-1, 6 digits,
 // 30 s, one step of drift each way, each code once), passkeys (model/passkeys.ts), and 10 recovery
@@ -62,6 +64,8 @@ export interface TotpEnrolment {
 }
 
 const enrolmentContext = (user: User) => `totp-enrolment:${user.id}`;
+/** What a stored TOTP secret is sealed to: its row and its user (moved to another, it does not open). */
+export const totpSecretContext = (factorId: string, userId: string) => `user_factors.secret:${factorId}:${userId}`;
 
 function otpauthUri(secret: string, user: User): string {
   return new TOTP({ issuer: ISSUER, label: user.username, algorithm: 'SHA1', digits: TOTP_DIGITS, period: TOTP_PERIOD, secret: Secret.fromBase32(secret) }).toString();
@@ -121,7 +125,7 @@ export async function confirmTotp(ctx: AppContext, user: User, sealed: string | 
     userId: user.id,
     kind: 'totp',
     label: 'Authenticator app',
-    secret: await ctx.sealer.sealForStorage(enrolment.secret, id),
+    secret: await ctx.sealer.sealForStorage(enrolment.secret, totpSecretContext(id, user.id)),
     lastStep: step,
     credentialId: null,
     publicKey: null,
@@ -130,14 +134,21 @@ export async function confirmTotp(ctx: AppContext, user: User, sealed: string | 
     createdAt: now,
     lastUsedAt: null,
   };
-  return write(ctx.store, async (tx) => {
-    const existing = await listFactorsOfUser(tx, user.id);
-    if (existing.some((f) => f.kind === 'totp')) throw new NotApplicable('an authenticator app is set up already: remove it first', 'otp');
-    await insertFactor(tx, factor);
-    const recoveryCodes = existing.length === 0 ? await newRecoveryCodes(tx, user, now) : [];
-    userEvent(tx, 'user.updated', user, actor);
-    return { factor: { id, kind: 'totp' as FactorKind, label: factor.label, createdAt: now, lastUsedAt: null }, recoveryCodes };
-  });
+  const already = () => new NotApplicable('an authenticator app is set up already: remove it first', 'otp');
+  try {
+    return await write(ctx.store, async (tx) => {
+      const existing = await listFactorsOfUser(tx, user.id);
+      if (existing.some((f) => f.kind === 'totp')) throw already();
+      await insertFactor(tx, factor);
+      const recoveryCodes = existing.length === 0 ? await newRecoveryCodes(tx, user, now) : [];
+      userEvent(tx, 'user.updated', user, actor);
+      return { factor: { id, kind: 'totp' as FactorKind, label: factor.label, createdAt: now, lastUsedAt: null }, recoveryCodes };
+    });
+  } catch (e) {
+    // Two set-ups racing: the unique index (one authenticator app per user) let one in.
+    if (!(e instanceof NotApplicable) && (await listFactorsOfUser(ctx.store, user.id)).some((f) => f.kind === 'totp')) throw already();
+    throw e;
+  }
 }
 
 /** Stores a factor made elsewhere (a passkey) with the same event and first-factor recovery codes as a TOTP. */
@@ -185,7 +196,7 @@ export async function verifySecondFactor(ctx: AppContext, user: User, otp: strin
   if (isTotpCode(code)) {
     for (const factor of await listFactorsOfUser(ctx.store, user.id)) {
       if (factor.kind !== 'totp' || !factor.secret) continue;
-      const step = matchingTotpStep(ctx.sealer.open(factor.secret, factor.id), code, now);
+      const step = matchingTotpStep(ctx.sealer.open(factor.secret, totpSecretContext(factor.id, factor.userId)), code, now);
       if (step !== null && (await write(ctx.store, (tx) => useTotpStep(tx, factor.id, step, now)))) return 'totp';
     }
     return null;
@@ -197,8 +208,30 @@ export async function verifySecondFactor(ctx: AppContext, user: User, otp: strin
 export async function removeSecondFactor(ctx: AppContext, user: User, factorId: string, actor: string | null): Promise<boolean> {
   return write(ctx.store, async (tx) => {
     if (!(await deleteFactor(tx, user.id, factorId))) return false;
-    if ((await listFactorsOfUser(tx, user.id)).length === 0) await deleteFactorsOfUser(tx, user.id, { recoveryCodesOnly: true });
+    if ((await listFactorsOfUser(tx, user.id)).length === 0) {
+      // Decided in the write, after the delete: two removals at once cannot both pass it.
+      if (mustHaveSecondFactor(ctx, user)) throw new NotApplicable('this gatehouse requires a second factor: add another before removing this one', 'factor_id');
+      await deleteFactorsOfUser(tx, user.id, { recoveryCodesOnly: true });
+    }
     userEvent(tx, 'user.updated', user, actor);
     return true;
+  });
+}
+
+/**
+ * An operator's way back for a user who lost every factor and their recovery codes (CLI `user
+ * reset-factors`, admin API): every factor and recovery code of the user goes, and every session
+ * of the user ends, so that the next sign-in is a new one (under `auth.mfa`, it leads to setting
+ * up a factor again). Null when there is no such user.
+ */
+export async function resetSecondFactors(ctx: AppContext, username: string, actor: string | null): Promise<{ user: User; factors: number } | null> {
+  return write(ctx.store, async (tx) => {
+    const user = await findUserRecordByUsername(tx, username);
+    if (!user) return null;
+    const factors = (await listFactorsOfUser(tx, user.id)).length;
+    await deleteFactorsOfUser(tx, user.id);
+    await deleteSessionsOfUser(tx, user.id);
+    userEvent(tx, 'user.updated', user, actor);
+    return { user, factors };
   });
 }

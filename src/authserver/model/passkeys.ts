@@ -9,38 +9,54 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import ipaddr from 'ipaddr.js';
 import type { AppContext } from '../../contract/context.js';
 import { InvalidInput } from '../../contract/errors.js';
-import { newTimeOrderedId, sha256 } from '../../platform/crypto/secrets.js';
+import { constantTimeEqual, newTimeOrderedId, randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
-import { findFactorByCredentialId, insertChallenge, listFactorsOfUser, takeChallenge, usePasskey } from '../store/factors.js';
+import { findFactorByCredentialId, listFactorsOfUser, markChallengeUsed, usePasskey } from '../store/factors.js';
 import { addFactor } from './factors.js';
 import { findUserById, type User } from './users.js';
 
 // Passkeys (WebAuthn, docs/oauth.md, Second factors), checked by @simplewebauthn/server:
 // registered on the account page, used on the login page (discoverable credentials: no user name
 // first). A passkey sign-in is both factors at once (something held, unlocked by the user), so it
-// satisfies `auth.mfa`. Challenges are stored server side by their hash, single use, 5 minutes,
-// in the database so that any instance can finish a ceremony another began.
+// satisfies `auth.mfa`. Challenges are signed with the server's key (any instance can finish a
+// ceremony another began), good for 5 minutes, and used once (recorded when a response uses one).
 //
 // The relying party is `server.publicUrl`'s host. Browsers refuse WebAuthn on an IP address, so a
 // public URL on a loopback address (127.0.0.1, ::1) serves passkeys as `localhost` on the same port.
 
 const CHALLENGE_SECONDS = 5 * 60;
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', '::1']);
+/** Whether a URL's host is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x.x.x). */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(host)) return false;
+  const address = ipaddr.process(host);
+  return address.range() === 'loopback';
+}
 
 /** The relying party: its ID (what options name) and the origins a response may come from. */
 export function relyingParty(ctx: AppContext): { id: string; origins: string[] } {
   const url = new URL(ctx.config.publicUrl);
-  if (!LOOPBACK.has(url.hostname)) return { id: url.hostname, origins: [url.origin] };
+  if (!isLoopbackHost(url.hostname)) return { id: url.hostname, origins: [url.origin] };
   return { id: 'localhost', origins: [url.origin, `https://localhost${url.port ? `:${url.port}` : ''}`] };
 }
 
-async function rememberChallenge(ctx: AppContext, challenge: string, purpose: 'register' | 'signin', userId: string | null): Promise<void> {
-  await write(ctx.store, (tx) => insertChallenge(tx, { hash: sha256(challenge), purpose, userId, expiresAt: Date.now() + CHALLENGE_SECONDS * 1000 }));
+// A challenge is made, not stored: `<random>.<expiry>.<purpose>.<user id>.<key id>.<HMAC>` (the
+// server's key over the rest), as the ceremony's bytes. Rendering a page writes nothing; a response
+// is checked against the MAC, the expiry, the purpose and the user, and only then recorded as used
+// (webauthn_challenges: its hash, until it expires), so that it signs in once.
+const CHALLENGE = /^([A-Za-z0-9_-]{22})\.(\d{1,16})\.(register|signin)\.([A-Za-z0-9-]{0,64})\.([A-Za-z0-9_-]{1,64})\.([A-Za-z0-9_-]{43})$/;
+const challengeMessage = (random: string, expires: string, purpose: string, userId: string) => `webauthn:${random}:${expires}:${purpose}:${userId}`;
+
+async function makeChallenge(ctx: AppContext, purpose: 'register' | 'signin', userId: string | null): Promise<string> {
+  const random = randomSecret(16);
+  const expires = String(Date.now() + CHALLENGE_SECONDS * 1000);
+  return `${random}.${expires}.${purpose}.${userId ?? ''}.${await ctx.keys.sign(challengeMessage(random, expires, purpose, userId ?? ''))}`;
 }
 
-/** Takes the response's challenge out of the store (single use); its user, or null when it is not one we issued for this purpose. */
+/** The response's challenge when we made it for this purpose, still good and not used before (now used); its user; else null. */
 async function takeResponseChallenge(ctx: AppContext, clientDataJSON: string, purpose: 'register' | 'signin'): Promise<{ challenge: string; userId: string | null } | null> {
   let challenge: unknown;
   try {
@@ -48,9 +64,13 @@ async function takeResponseChallenge(ctx: AppContext, clientDataJSON: string, pu
   } catch {
     return null;
   }
-  if (typeof challenge !== 'string' || challenge.length > 200) return null;
-  const taken = await write(ctx.store, (tx) => takeChallenge(tx, sha256(challenge as string), purpose, Date.now()));
-  return taken ? { challenge, userId: taken.userId } : null;
+  if (typeof challenge !== 'string' || challenge.length > 400) return null;
+  const m = CHALLENGE.exec(Buffer.from(challenge, 'base64url').toString('utf8'));
+  if (!m || m[3] !== purpose || Number(m[2]) <= Date.now()) return null;
+  const expected = await ctx.keys.macWith(m[5], challengeMessage(m[1], m[2], m[3], m[4]));
+  if (expected === null || !constantTimeEqual(m[6], expected)) return null;
+  const fresh = await write(ctx.store, (tx) => markChallengeUsed(tx, { hash: sha256(challenge as string), purpose, userId: m[4] || null, expiresAt: Number(m[2]) }));
+  return fresh ? { challenge, userId: m[4] || null } : null;
 }
 
 /** A credential JSON a form posted, or null when it is not one. */
@@ -68,6 +88,7 @@ function parseCredential<T>(text: string | undefined): T | null {
 export async function passkeyRegistrationOptions(ctx: AppContext, user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = (await listFactorsOfUser(ctx.store, user.id)).filter((f) => f.kind === 'passkey' && f.credentialId);
   const options = await generateRegistrationOptions({
+    challenge: new TextEncoder().encode(await makeChallenge(ctx, 'register', user.id)),
     rpName: 'gatehouse',
     rpID: relyingParty(ctx).id,
     userName: user.username,
@@ -77,7 +98,6 @@ export async function passkeyRegistrationOptions(ctx: AppContext, user: User): P
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
     timeout: CHALLENGE_SECONDS * 1000,
   });
-  await rememberChallenge(ctx, options.challenge, 'register', user.id);
   return options;
 }
 
@@ -99,7 +119,7 @@ export async function registerPasskey(ctx: AppContext, user: User, posted: strin
   const { credential } = verification.registrationInfo;
   if (await findFactorByCredentialId(ctx.store, credential.id)) throw refused('this passkey is registered already');
   const now = Date.now();
-  return addFactor(
+  const stored = addFactor(
     ctx,
     user,
     {
@@ -118,13 +138,21 @@ export async function registerPasskey(ctx: AppContext, user: User, posted: strin
     },
     actor,
   );
+  // Two registrations of one credential racing: the unique credential id lets one in.
+  return stored.catch(async (e: unknown) => {
+    if (await findFactorByCredentialId(ctx.store, credential.id)) throw refused('this passkey is registered already');
+    throw e;
+  });
 }
 
 /** Options for signing in with any passkey of this site (discoverable: no user name first). */
 export async function passkeySignInOptions(ctx: AppContext): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(ctx).id, userVerification: 'required', timeout: CHALLENGE_SECONDS * 1000 });
-  await rememberChallenge(ctx, options.challenge, 'signin', null);
-  return options;
+  return generateAuthenticationOptions({
+    challenge: new TextEncoder().encode(await makeChallenge(ctx, 'signin', null)),
+    rpID: relyingParty(ctx).id,
+    userVerification: 'required',
+    timeout: CHALLENGE_SECONDS * 1000,
+  });
 }
 
 /**
@@ -139,6 +167,9 @@ export async function verifyPasskeySignIn(ctx: AppContext, posted: string | unde
   if (!challenge) return null;
   const factor = await findFactorByCredentialId(ctx.store, response.id);
   if (!factor || factor.kind !== 'passkey' || !factor.publicKey) return null;
+  // WebAuthn §7.2: the user handle, when the authenticator returns one, is the credential's user's.
+  const handle = response.response.userHandle;
+  if (handle !== undefined && handle !== Buffer.from(factor.userId).toString('base64url')) return null;
   const rp = relyingParty(ctx);
   let verification;
   try {

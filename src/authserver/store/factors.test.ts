@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Store } from '../../platform/store/store.js';
 import { migrateCore } from '../../platform/store/migrations.js';
 import { write } from '../../platform/store/write-path.js';
-import { insertChallenge, insertFactor, listFactorsOfUser, replaceRecoveryCodes, takeChallenge, useRecoveryCode, useTotpStep, countUnusedRecoveryCodes } from './factors.js';
+import { insertFactor, listFactorsOfUser, markChallengeUsed, purgeChallenges, replaceRecoveryCodes, useRecoveryCode, useTotpStep, countUnusedRecoveryCodes } from './factors.js';
 import { testOnEachEngine } from '../../../test/helpers/stores.js';
 
 // The second factors' single-use rules are single statements: a TOTP step only forward, a
@@ -26,13 +26,11 @@ async function singleUse(store: Store) {
   assert.equal(codes.filter(Boolean).length, 1);
   assert.equal(await countUnusedRecoveryCodes(store, 'u1'), 1);
 
-  await write(store, (tx) => insertChallenge(tx, { hash: 'c1', purpose: 'signin', userId: null, expiresAt: now + 60_000 }));
-  await write(store, (tx) => insertChallenge(tx, { hash: 'c2', purpose: 'signin', userId: null, expiresAt: now - 1 }));
-  assert.equal(await write(store, (tx) => takeChallenge(tx, 'c1', 'register', now)), null, 'another purpose (and it is spent)');
-  await write(store, (tx) => insertChallenge(tx, { hash: 'c3', purpose: 'signin', userId: 'u1', expiresAt: now + 60_000 }));
-  assert.deepEqual(await write(store, (tx) => takeChallenge(tx, 'c3', 'signin', now)), { userId: 'u1' });
-  assert.equal(await write(store, (tx) => takeChallenge(tx, 'c3', 'signin', now)), null, 'used once');
-  assert.equal(await write(store, (tx) => takeChallenge(tx, 'c2', 'signin', now)), null, 'expired');
+  // A used challenge is recorded once: the second use is a replay, until the record expires and is purged.
+  assert.equal(await write(store, (tx) => markChallengeUsed(tx, { hash: 'c1', purpose: 'signin', userId: null, expiresAt: now + 60_000 })), true);
+  assert.equal(await write(store, (tx) => markChallengeUsed(tx, { hash: 'c1', purpose: 'signin', userId: null, expiresAt: now + 60_000 })), false, 'used once');
+  assert.equal(await write(store, (tx) => markChallengeUsed(tx, { hash: 'c2', purpose: 'register', userId: 'u1', expiresAt: now - 1 })), true);
+  assert.equal(await purgeChallenges(store, now), 1, 'the expired record goes');
 }
 
 testOnEachEngine('second factors: a TOTP step, a recovery code and a challenge are each used once', singleUse);

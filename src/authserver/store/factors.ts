@@ -138,17 +138,14 @@ export async function deleteFactorsOfUser(tx: WriteTx, userId: string, options: 
   await sqlOf(tx).deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
 }
 
-export async function insertChallenge(tx: WriteTx, c: { hash: string; purpose: string; userId: string | null; expiresAt: number }): Promise<void> {
-  await sqlOf(tx).insertInto('webauthn_challenges').values({ hash: c.hash, purpose: c.purpose, user_id: c.userId, expires_at: c.expiresAt }).execute();
-}
-
-/** Takes a live challenge (deleting it: single use); null when unknown, used, expired or of another purpose. */
-export async function takeChallenge(tx: WriteTx, hash: string, purpose: string, now: number): Promise<{ userId: string | null } | null> {
-  const row = await sqlOf(tx).selectFrom('webauthn_challenges').select(['user_id', 'purpose', 'expires_at']).where('hash', '=', hash).executeTakeFirst();
-  if (!row) return null;
-  const deleted = count(await sqlOf(tx).deleteFrom('webauthn_challenges').where('hash', '=', hash).executeTakeFirst());
-  if (deleted !== 1 || row.purpose !== purpose || Number(row.expires_at) <= now) return null;
-  return { userId: row.user_id };
+/** Records a WebAuthn challenge as used (until it expires); false when it was used already (a replay). */
+export async function markChallengeUsed(tx: WriteTx, c: { hash: string; purpose: string; userId: string | null; expiresAt: number }): Promise<boolean> {
+  const r = await sqlOf(tx)
+    .insertInto('webauthn_challenges')
+    .values({ hash: c.hash, purpose: c.purpose, user_id: c.userId, expires_at: c.expiresAt })
+    .onConflict((oc) => oc.column('hash').doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
 export async function purgeChallenges(on: On, before: number): Promise<number> {

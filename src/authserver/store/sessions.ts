@@ -8,17 +8,19 @@ export interface SessionRow {
   userId: string;
   createdAt: number;
   sid: string | null;
+  /** RFC 8176 authentication methods of the sign-in (a session from before they were kept: `pwd`). */
+  amr: string[];
 }
 
 export async function findSession(on: On, hash: string, now: number): Promise<SessionRow | null> {
-  const row = await sqlOf(on).selectFrom('sessions').select(['user_id', 'created_at', 'sid']).where('hash', '=', hash).where('expires_at', '>', now).executeTakeFirst();
-  return row ? { userId: row.user_id, createdAt: Number(row.created_at), sid: row.sid ?? null } : null;
+  const row = await sqlOf(on).selectFrom('sessions').select(['user_id', 'created_at', 'sid', 'amr']).where('hash', '=', hash).where('expires_at', '>', now).executeTakeFirst();
+  return row ? { userId: row.user_id, createdAt: Number(row.created_at), sid: row.sid ?? null, amr: row.amr ? (JSON.parse(row.amr) as string[]) : ['pwd'] } : null;
 }
 
-export async function insertSession(tx: WriteTx, session: { hash: string; userId: string; sid: string; expiresAt: number; createdAt: number }): Promise<void> {
+export async function insertSession(tx: WriteTx, session: { hash: string; userId: string; sid: string; amr: readonly string[]; expiresAt: number; createdAt: number }): Promise<void> {
   await sqlOf(tx)
     .insertInto('sessions')
-    .values({ hash: session.hash, user_id: session.userId, sid: session.sid, expires_at: session.expiresAt, created_at: session.createdAt })
+    .values({ hash: session.hash, user_id: session.userId, sid: session.sid, amr: JSON.stringify(session.amr), expires_at: session.expiresAt, created_at: session.createdAt })
     .execute();
 }
 

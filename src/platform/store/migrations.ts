@@ -377,6 +377,9 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         }
         await db.schema.alterTable('authorization_codes').addColumn('nonce', 'text').execute();
         await db.schema.alterTable('sessions').addColumn('sid', 'text').execute();
+        // How the session's sign-in was made (RFC 8176 values, JSON): a password-only session
+        // does not satisfy a user who has (or must have) a second factor.
+        await db.schema.alterTable('sessions').addColumn('amr', 'text').execute();
         await db.schema
           .createTable('id_token_keys')
           .addColumn('id', 'text', (c) => c.primaryKey())
@@ -429,6 +432,9 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('user_id', 'text')
           .addColumn('expires_at', t('integer') as 'bigint', (c) => c.notNull())
           .execute();
+        await db.schema.createIndex('webauthn_challenges_expiry').on('webauthn_challenges').column('expires_at').execute();
+        // One authenticator app per user, however two set-ups race.
+        await db.schema.createIndex('user_factors_one_totp').unique().on('user_factors').column('user_id').where(sql.ref('kind'), '=', sql.lit('totp')).execute();
       },
     },
   };

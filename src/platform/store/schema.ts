@@ -124,6 +124,8 @@ export interface SessionsTable {
   created_at: number;
   /** The session's public id: an ID token's `sid` (null for sessions from before OpenID Connect). */
   sid: string | null;
+  /** How the user signed in: a JSON array of RFC 8176 values (`pwd`, `otp`, `hwk`, `user`); null: a password, before second factors. */
+  amr: string | null;
 }
 
 /** The asymmetric keys that sign ID tokens (RS256, ES256); a retired one stays listed until its last ID token expired. */
