@@ -94,6 +94,7 @@ test('openid-client: discovery, code flow with nonce and PKCE, ID token, userinf
   assert.equal(typeof claims.auth_time, 'number');
   assert.equal(typeof claims.sid, 'string');
   assert.equal(typeof claims.at_hash, 'string');
+  assert.deepEqual(claims.amr, ['pwd'], 'signed in with a password (RFC 8176)');
   assert.equal(decodeProtectedHeader(tokens.id_token!).alg, 'RS256');
 
   const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
@@ -109,6 +110,7 @@ test('openid-client: discovery, code flow with nonce and PKCE, ID token, userinf
   assert.equal(again.auth_time, claims.auth_time);
   assert.equal(again.sid, claims.sid);
   assert.equal(again.nonce, undefined);
+  assert.deepEqual(again.amr, ['pwd']);
 
   // RP-initiated logout: the user is asked, then sent back to the registered address with state.
   const end = client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: LOGGED_OUT, state: 'bye' });

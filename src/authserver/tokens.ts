@@ -332,6 +332,7 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
       created_at: now,
       auth_time: req.signIn?.authTime ?? null,
       sid: req.signIn?.sid ?? null,
+      amr: req.signIn?.amr ? JSON.stringify(req.signIn.amr) : null,
     };
     response.refresh_token = refreshToken;
   }

@@ -111,6 +111,7 @@ async function grantAccess(
         nonce: req.nonce,
         auth_time: signedIn.authTime,
         sid: signedIn.sid,
+        amr: JSON.stringify(signedIn.amr),
       }),
     );
     audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });

@@ -3,6 +3,7 @@ import { sha256 } from '../../platform/crypto/secrets.js';
 import { verifierMatches } from '../pkce.js';
 import { claimCode, findCodeRow } from '../store/grants.js';
 import { findGrant, issueTokens, issuesRefreshTokens, revokeAfterReplay, type Grant } from '../tokens.js';
+import { amrOf } from '../oidc/id-token.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
 // RFC 6749 §4.1.3 with RFC 7636: a code is redeemed once, by the client it was issued to, with
@@ -66,7 +67,7 @@ export const authorizationCodeGrant: TokenGrant = {
       // Claimed and tied to its grant in one statement: of two racing redemptions exactly one wins.
       claim: async (tx, grantId) => claimCode(tx, row.hash, grantId!, Date.now()),
       audit: { event: 'grant.issued' },
-      signIn: row.auth_time === null ? null : { authTime: Number(row.auth_time), sid: row.sid, nonce: row.nonce },
+      signIn: row.auth_time === null ? null : { authTime: Number(row.auth_time), sid: row.sid, nonce: row.nonce, amr: amrOf(row.amr) },
     });
     if (!response) {
       const used = await findCodeRow(ctx.store, row.hash);

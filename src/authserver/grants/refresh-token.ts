@@ -3,6 +3,7 @@ import { sha256 } from '../../platform/crypto/secrets.js';
 import { parseScope } from '../scope-request.js';
 import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
 import { findGrant, issueTokens, revokeAfterReplay } from '../tokens.js';
+import { amrOf } from '../oidc/id-token.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
 // RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every refresh returns a new refresh token and
@@ -55,7 +56,7 @@ export const refreshTokenGrant: TokenGrant = {
       claim: (tx) => claimRefreshToken(tx, row.hash, now),
       audit: { event: 'token.refreshed' },
       // OpenID Connect Core §12.2: a new ID token about the same sign-in (its auth_time and session), without a nonce.
-      signIn: row.auth_time === null ? null : { authTime: Number(row.auth_time), sid: row.sid },
+      signIn: row.auth_time === null ? null : { authTime: Number(row.auth_time), sid: row.sid, amr: amrOf(row.amr) },
     });
     if (!response) {
       await revokeAfterReplay(ctx, request.log, row.grant_id, 'refresh.reused', { client_id: client.id, subject: grant.subject, reason: 'concurrent refresh' });

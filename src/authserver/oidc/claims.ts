@@ -12,7 +12,7 @@ const CLAIMS_OF_SCOPE = {
 } as const;
 
 /** Every claim gatehouse can release (the discovery document's `claims_supported`). */
-export const CLAIMS_SUPPORTED = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'sid', ...CLAIMS_OF_SCOPE.profile, ...CLAIMS_OF_SCOPE.email];
+export const CLAIMS_SUPPORTED = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'sid', 'amr', ...CLAIMS_OF_SCOPE.profile, ...CLAIMS_OF_SCOPE.email];
 
 /** What each identity scope allows, in words (the consent page). */
 export const IDENTITY_LABELS: Record<(typeof IDENTITY_SCOPES)[number], string> = {

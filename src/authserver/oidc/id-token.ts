@@ -16,6 +16,19 @@ export interface SignInFacts {
   authTime: number;
   sid: string | null;
   nonce?: string | null;
+  /** How the user signed in (RFC 8176): `pwd`, `otp`, `hwk`, `user`. */
+  amr?: readonly string[] | null;
+}
+
+/** The stored `amr` (JSON), or null. */
+export function amrOf(stored: string | null): string[] | null {
+  if (!stored) return null;
+  try {
+    const value = JSON.parse(stored) as unknown;
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `at_hash`: the left half of the SHA-256 (RS256 and ES256 both hash with SHA-256) of the access token, base64url. */
@@ -39,6 +52,7 @@ export async function mintIdToken(
   };
   if (input.facts.nonce) payload.nonce = input.facts.nonce;
   if (input.facts.sid) payload.sid = input.facts.sid;
+  if (input.facts.amr?.length) payload.amr = [...input.facts.amr];
   return new SignJWT(payload)
     .setProtectedHeader({ alg, kid, typ: 'JWT' })
     .setIssuer(issuerOf(ctx.config))

@@ -374,6 +374,7 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         for (const table of ['authorization_codes', 'refresh_tokens']) {
           await db.schema.alterTable(table).addColumn('auth_time', ms).execute();
           await db.schema.alterTable(table).addColumn('sid', 'text').execute();
+          await db.schema.alterTable(table).addColumn('amr', 'text').execute();
         }
         await db.schema.alterTable('authorization_codes').addColumn('nonce', 'text').execute();
         await db.schema.alterTable('sessions').addColumn('sid', 'text').execute();

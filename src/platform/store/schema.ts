@@ -86,6 +86,8 @@ export interface AuthorizationCodesTable {
   nonce: string | null;
   auth_time: number | null;
   sid: string | null;
+  /** How the user signed in (JSON array of RFC 8176 values): the ID token's `amr`. */
+  amr: string | null;
 }
 
 export interface AccessTokensTable {
@@ -114,6 +116,7 @@ export interface RefreshTokensTable {
   /** OpenID Connect: the sign-in the grant came from, carried into the ID token of a refresh. */
   auth_time: number | null;
   sid: string | null;
+  amr: string | null;
 }
 
 export interface SessionsTable {

@@ -23,7 +23,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page .muted{color:var(--muted);font-size:.95rem}
 .card-page strong.client{overflow-wrap:anywhere}
 .card-page label.field{display:block;margin:1rem 0 .35rem;font-weight:600}
-.card-page input[type=text],.card-page input[type=password]{width:100%;padding:.65rem .75rem;font:inherit;color:inherit;background:transparent;border:1px solid var(--line);border-radius:8px}
+.card-page input[type=text],.card-page input[type=email],.card-page input[type=password]{width:100%;padding:.65rem .75rem;font:inherit;color:inherit;background:transparent;border:1px solid var(--line);border-radius:8px}
 .card-page fieldset{margin:1.25rem 0 0;padding:0;border:0}
 .card-page legend{padding:0;margin-bottom:.5rem;font-weight:600}
 .card-page .choice{display:flex;gap:.65rem;align-items:flex-start;padding:.6rem .75rem;border:1px solid var(--line);border-radius:8px;margin-bottom:.5rem;cursor:pointer}
@@ -134,7 +134,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console .signin-field{margin:0 0 1.1rem}
 .console label.field{display:block;font-weight:600;margin:0 0 .3rem}
 .console .field>label:not(.choice),.console .field>legend,.console .label{display:block;font-weight:600;margin:0 0 .3rem;padding:0}
-.console input[type=text],.console input[type=password],.console textarea,.console select{width:100%;max-width:36rem;padding:.55rem .7rem;font:inherit;color:inherit;background:var(--card);border:1px solid var(--muted);border-radius:8px}
+.console input[type=text],.console input[type=email],.console input[type=password],.console textarea,.console select{width:100%;max-width:36rem;padding:.55rem .7rem;font:inherit;color:inherit;background:var(--card);border:1px solid var(--muted);border-radius:8px}
 .console textarea{min-height:5.5rem;resize:vertical}
 .console input[aria-invalid=true],.console textarea[aria-invalid=true],.console select[aria-invalid=true]{border-color:var(--danger);border-width:2px}
 .console .hint{display:block;margin:.25rem 0 0;font-size:.875rem;color:var(--muted)}
