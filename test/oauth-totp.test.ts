@@ -11,7 +11,7 @@ import { startApp, type InProcessApp } from './helpers/app.js';
 import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addClient, addUser, authorizeUrl, basic, hiddenField, page, post, unescapeHtml, type Page, type RegisteredClient } from './helpers/oauth.js';
 import { listFactorsOfUser } from '../src/authserver/store/factors.js';
-import { totpSecretContext } from '../src/authserver/model/factors.js';
+import { TOTP_FAILURE_LIMIT, confirmTotp, startTotpEnrolment, totpSecretContext, verifySecondFactor } from '../src/authserver/model/factors.js';
 import { findUserByUsername } from '../src/authserver/model/users.js';
 import { readEvents } from '../src/platform/store/outbox.js';
 
@@ -462,4 +462,24 @@ test('gatehouse user reset-factors: an operator removes a lost factor; the user 
   const unknown = await server.cli(['user', 'reset-factors', 'nobody']);
   assert.equal(unknown.status, 1);
   assert.match(unknown.stderr, /no user named "nobody"/);
+});
+
+test(`${TOTP_FAILURE_LIMIT} wrong authenticator codes in a row: the app's codes are refused until a recovery code is used`, async () => {
+  await addUser(server, 'max', 'max-password-1');
+  const user = (await findUserByUsername(server.ctx, 'max'))!;
+  const enrolment = startTotpEnrolment(server.ctx, user);
+  const { recoveryCodes: codes } = await confirmTotp(server.ctx, user, enrolment.sealed, codeOf(enrolment.secret, -1), null);
+  const wrong = String((Number(codeOf(enrolment.secret)) + 500_000) % 1_000_000).padStart(6, '0');
+  for (let i = 0; i < TOTP_FAILURE_LIMIT; i++) assert.equal(await verifySecondFactor(server.ctx, user, wrong), 'wrong');
+  assert.equal(await verifySecondFactor(server.ctx, user, codeOf(enrolment.secret)), 'locked', 'even the right code');
+  const p = await loginPassword('max');
+  const locked = await secondStep(new CookieJar(), p, codeOf(enrolment.secret, 1));
+  assert.equal(locked.status, 403, 'another browser: no half-done sign-in here');
+  const jar = new CookieJar();
+  const mine = await loginPassword('max', jar);
+  const refused = await secondStep(jar, mine, codeOf(enrolment.secret, 1));
+  assert.equal(refused.status, 401);
+  assert.match(refused.html, /Too many wrong codes from your authenticator app/);
+  assert.equal(await verifySecondFactor(server.ctx, user, codes[0]), 'recovery code');
+  assert.equal(await verifySecondFactor(server.ctx, user, codeOf(enrolment.secret, 1)), 'totp', 'the app works again');
 });

@@ -128,16 +128,17 @@ export async function checkSecondFactor(
   ctx: AppContext,
   log: FastifyBaseLogger,
   attempt: { user: User; otp: string; ip: string; clientId: string | null; via: Via },
-): Promise<{ ok: true } | { retryAfter: number } | { failed: true }> {
+): Promise<{ ok: true } | { retryAfter: number } | { failed: true; locked: boolean }> {
   const keys = { username: attempt.user.username, ip: attempt.ip };
   const attempts = await takeAttempts(ctx, keys);
   if ('retryAfter' in attempts) {
     audit(ctx, log, 'login.throttled', { client_id: attempt.clientId, username: attempt.user.username, ip: attempt.ip, reason: `${attempt.via}: second factor` });
     return { retryAfter: attempts.retryAfter };
   }
-  if (!(await verifySecondFactor(ctx, attempt.user, attempt.otp))) {
+  const outcome = await verifySecondFactor(ctx, attempt.user, attempt.otp);
+  if (outcome === 'wrong' || outcome === 'locked') {
     await recordFailure(ctx, log, { ...keys, clientId: attempt.clientId, via: attempt.via }, 'second factor', userSubject(attempt.user.id));
-    return { failed: true };
+    return { failed: true, locked: outcome === 'locked' };
   }
   for (const taken of attempts.taken) await taken.giveBack();
   return { ok: true };

@@ -93,6 +93,8 @@ export async function completeSecondStep(
     if (!otp) return { again, status: 400, error: 'Enter the code from your authenticator app, or a recovery code.' };
     const outcome = await checkSecondFactor(ctx, log, { user, otp, ip: request.ip, clientId, via });
     if ('retryAfter' in outcome) return { again, status: 429, error: 'Too many failed attempts. Try again later.', retryAfter: outcome.retryAfter };
+    if ('failed' in outcome && outcome.locked)
+      return { again, status: 401, error: 'Too many wrong codes from your authenticator app in a row: sign in with a recovery code (or a passkey). The app works again after that.' };
     if ('failed' in outcome) return { again, status: 401, error: 'That code is not correct, or it was used already. Try the next code.' };
     return { user, recoveryCodes: [] };
   }

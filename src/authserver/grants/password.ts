@@ -28,6 +28,8 @@ export const passwordGrant: TokenGrant = {
       if (!otp) throw new InvalidGrant('This user signs in with a second factor: send the otp parameter (a code of the authenticator app, or a recovery code)', { otp: 'required for this user' });
       const second = await checkSecondFactor(ctx, request.log, { user: outcome.user, otp, ip: request.ip, clientId: client.id, via: 'password grant' });
       if ('retryAfter' in second) throw throttled(second.retryAfter);
+      if ('failed' in second && second.locked)
+        throw new InvalidGrant('Too many wrong authenticator codes in a row: send a recovery code as otp', { otp: 'authenticator codes refused until a recovery code is used' });
       if ('failed' in second) throw new InvalidGrant('Invalid otp: not a current code of the user\'s authenticator, or used already', { otp: 'not correct, or used already' });
     } else if (mustHaveSecondFactor(ctx, outcome.user)) {
       throw new InvalidGrant('This user must set up a second factor first (otp): sign in on the account page', { otp: 'no second factor set up' });

@@ -13,6 +13,7 @@ import {
   replaceRecoveryCodes,
   useRecoveryCode,
   useTotpStep,
+  countTotpFailure,
   type FactorKind,
   type FactorRecord,
 } from '../store/factors.js';
@@ -133,6 +134,7 @@ export async function confirmTotp(ctx: AppContext, user: User, sealed: string | 
     transports: [],
     createdAt: now,
     lastUsedAt: null,
+    failures: 0,
   };
   const already = () => new NotApplicable('an authenticator app is set up already: remove it first', 'otp');
   try {
@@ -184,24 +186,41 @@ export async function renewRecoveryCodes(ctx: AppContext, user: User, actor: str
   });
 }
 
+/** Wrong authenticator codes in a row after which the app's codes are refused until a recovery code (or a passkey) is used (NIST SP 800-63B §5.2.2 caps them at 100). */
+export const TOTP_FAILURE_LIMIT = 10;
+
 /**
  * Checks a second factor typed at sign-in: 6 digits are a TOTP code of one of the user's
  * authenticators (a step not used before: the step is taken in one statement, so a code replayed or
- * raced is refused), anything else a recovery code (marked used in one statement). What was used,
- * or null.
+ * raced is refused), anything else a recovery code (marked used in one statement). Wrong codes in a
+ * row are counted: past TOTP_FAILURE_LIMIT the app's codes are `locked` until a recovery code is
+ * used. What was used, or why not.
  */
-export async function verifySecondFactor(ctx: AppContext, user: User, otp: string, now = Date.now()): Promise<'totp' | 'recovery code' | null> {
+export async function verifySecondFactor(ctx: AppContext, user: User, otp: string, now = Date.now()): Promise<'totp' | 'recovery code' | 'wrong' | 'locked'> {
   const code = normalizedOtp(otp);
-  if (!code || code.length > 64) return null;
+  if (!code || code.length > 64) return 'wrong';
   if (isTotpCode(code)) {
-    for (const factor of await listFactorsOfUser(ctx.store, user.id)) {
-      if (factor.kind !== 'totp' || !factor.secret) continue;
-      const step = matchingTotpStep(ctx.sealer.open(factor.secret, totpSecretContext(factor.id, factor.userId)), code, now);
-      if (step !== null && (await write(ctx.store, (tx) => useTotpStep(tx, factor.id, step, now)))) return 'totp';
+    const apps = (await listFactorsOfUser(ctx.store, user.id)).filter((f) => f.kind === 'totp' && f.secret);
+    if (apps.some((f) => f.failures >= TOTP_FAILURE_LIMIT)) return 'locked';
+    for (const factor of apps) {
+      const step = matchingTotpStep(ctx.sealer.open(factor.secret!, totpSecretContext(factor.id, factor.userId)), code, now);
+      if (step === null) continue;
+      const used = await write(ctx.store, async (tx) => {
+        if (!(await useTotpStep(tx, factor.id, step, now))) return false;
+        await countTotpFailure(tx, user.id, true);
+        return true;
+      });
+      if (used) return 'totp';
     }
-    return null;
+    if (apps.length) await write(ctx.store, (tx) => countTotpFailure(tx, user.id, false));
+    return 'wrong';
   }
-  return (await write(ctx.store, (tx) => useRecoveryCode(tx, user.id, sha256(code), now))) ? 'recovery code' : null;
+  const used = await write(ctx.store, async (tx) => {
+    if (!(await useRecoveryCode(tx, user.id, sha256(code), now))) return false;
+    await countTotpFailure(tx, user.id, true);
+    return true;
+  });
+  return used ? 'recovery code' : 'wrong';
 }
 
 /** Removes one of the user's factors (the caller has checked the password); with the last one go the recovery codes. */

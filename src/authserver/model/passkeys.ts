@@ -135,6 +135,7 @@ export async function registerPasskey(ctx: AppContext, user: User, posted: strin
       transports: credential.transports ?? [],
       createdAt: now,
       lastUsedAt: null,
+      failures: 0,
     },
     actor,
   );

@@ -22,6 +22,8 @@ export interface FactorRecord {
   transports: string[];
   createdAt: number;
   lastUsedAt: number | null;
+  /** TOTP: wrong codes in a row. */
+  failures: number;
 }
 
 type Row = {
@@ -37,6 +39,7 @@ type Row = {
   transports: string | null;
   created_at: number | string;
   last_used_at: number | string | null;
+  failures: number | string | null;
 };
 
 const orNull = (v: number | string | null) => (v === null ? null : Number(v));
@@ -54,9 +57,10 @@ const fromRow = (r: Row): FactorRecord => ({
   transports: r.transports ? r.transports.split(' ').filter(Boolean) : [],
   createdAt: Number(r.created_at),
   lastUsedAt: orNull(r.last_used_at),
+  failures: Number(r.failures ?? 0),
 });
 
-export async function insertFactor(tx: WriteTx, f: Omit<FactorRecord, 'lastStep' | 'lastUsedAt'> & { lastStep?: number | null }): Promise<void> {
+export async function insertFactor(tx: WriteTx, f: Omit<FactorRecord, 'lastStep' | 'lastUsedAt' | 'failures'> & { lastStep?: number | null }): Promise<void> {
   await sqlOf(tx)
     .insertInto('user_factors')
     .values({
@@ -72,6 +76,7 @@ export async function insertFactor(tx: WriteTx, f: Omit<FactorRecord, 'lastStep'
       transports: f.transports.length ? f.transports.join(' ') : null,
       created_at: f.createdAt,
       last_used_at: null,
+      failures: 0,
     })
     .execute();
 }
@@ -97,6 +102,16 @@ export async function useTotpStep(tx: WriteTx, factorId: string, step: number, n
     .where((eb) => eb.or([eb('last_step', 'is', null), eb('last_step', '<', step)]))
     .executeTakeFirst();
   return count(result) === 1;
+}
+
+/** Counts a wrong TOTP code against the user's authenticators (`reset`: a right code or a recovery code clears the count). */
+export async function countTotpFailure(tx: WriteTx, userId: string, reset: boolean): Promise<void> {
+  await sqlOf(tx)
+    .updateTable('user_factors')
+    .set((eb) => ({ failures: reset ? 0 : eb('failures', '+', 1) }))
+    .where('user_id', '=', userId)
+    .where('kind', '=', 'totp')
+    .execute();
 }
 
 /** Moves a passkey's signature counter on, only from the value it was read with (compare and set). */

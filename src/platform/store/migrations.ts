@@ -416,6 +416,8 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('transports', 'text')
           .addColumn('created_at', t('integer') as 'bigint', (c) => c.notNull())
           .addColumn('last_used_at', t('integer') as 'bigint')
+          // Wrong codes in a row (TOTP): past a limit, only a recovery code or a passkey signs in.
+          .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
           .execute();
         await db.schema.createIndex('user_factors_user').on('user_factors').column('user_id').execute();
         await db.schema

@@ -247,6 +247,8 @@ export interface UserFactorsTable {
   transports: string | null;
   created_at: number;
   last_used_at: number | null;
+  /** Wrong TOTP codes in a row (reset by a right one or a recovery code). */
+  failures: number;
 }
 
 export interface RecoveryCodesTable {
