@@ -14,7 +14,7 @@ import type { AppContext } from '../../contract/context.js';
 import { InvalidInput } from '../../contract/errors.js';
 import { constantTimeEqual, newTimeOrderedId, randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write } from '../../platform/store/write-path.js';
-import { findFactorByCredentialId, listFactorsOfUser, markChallengeUsed, usePasskey } from '../store/factors.js';
+import { countTotpFailure, findFactorByCredentialId, listFactorsOfUser, markChallengeUsed, usePasskey } from '../store/factors.js';
 import { addFactor } from './factors.js';
 import { findUserById, type User } from './users.js';
 
@@ -186,6 +186,10 @@ export async function verifyPasskeySignIn(ctx: AppContext, posted: string | unde
     return null;
   }
   if (!verification.verified) return null;
-  const moved = await write(ctx.store, (tx) => usePasskey(tx, factor.id, factor.counter ?? 0, verification.authenticationInfo.newCounter, Date.now()));
+  const moved = await write(ctx.store, async (tx) => {
+    if (!(await usePasskey(tx, factor.id, factor.counter ?? 0, verification.authenticationInfo.newCounter, Date.now()))) return false;
+    await countTotpFailure(tx, factor.userId, true); // a sign-in with both factors clears the count of wrong app codes
+    return true;
+  });
   return moved ? findUserById(ctx, factor.userId) : null;
 }
