@@ -9,6 +9,7 @@ import * as client from 'openid-client';
 import * as oauth from 'oauth4webapi';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addClient, authorizeUrl, decide, hiddenField, page, pkcePair, post, redirectParams, signIn, sleep, basic, type RegisteredClient } from './helpers/oauth.js';
 import { createUser } from '../src/authserver/model/users.js';
 import { rotateIdTokenKeys } from '../src/authserver/oidc/keys.js';
@@ -439,4 +440,36 @@ test('PKCE pairs still work with openid; the password grant issues no ID token',
   const { verifier, challenge } = pkcePair();
   const code = redirectParams((await authorize({ client_id: 'rp', scope: 'openid', code_challenge: challenge, code_challenge_method: 'S256' })).location.href).get('code')!;
   assert.ok((await exchange(code, rp, verifier)).id_token);
+});
+
+test('PostgreSQL: the code flow with an ID token, userinfo and a refresh; keys made once for two instances', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
+  const database = await createPgDatabase();
+  // Two instances of one deployment share its secret key (docs/configuration.md, Secrets at rest).
+  const env = { GATEHOUSE_SECRET_KEY: Buffer.alloc(32, 9).toString('base64url') };
+  const [a, b] = [await startApp({ database: database.url, env }), await startApp({ database: database.url, env })];
+  const saved = server;
+  try {
+    // Two instances ask for the first keys at once: one current key per algorithm stands.
+    const sets = await Promise.all([a, b, a, b].map((s) => s.json('GET', '/oauth/jwks')));
+    assert.equal(new Set(sets.flatMap((r) => r.body.keys.map((k: { kid: string }) => k.kid))).size, 2);
+    server = a;
+    await createUser(a.ctx, 'pat', 'pat-password-1', { email: 'pat@example.org', emailVerified: true });
+    const c = await addClient(a, 'rp-pg', ['--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', CB]);
+    const { location } = await authorize({ client_id: 'rp-pg', scope: 'openid email', nonce: 'n-pg' }, new CookieJar(), 'pat', 'pat-password-1');
+    const tokens = await exchange(redirectParams(location.href).get('code')!, c);
+    // The other instance verifies it against its own JWKS and answers userinfo.
+    server = b;
+    const { payload } = await jwtVerify(tokens.id_token!, await jwks(), { issuer: b.url, audience: 'rp-pg' });
+    assert.equal(payload.nonce, 'n-pg');
+    const info = await b.json('GET', '/oauth/userinfo', undefined, { authorization: `Bearer ${tokens.access_token}` });
+    assert.deepEqual(info.body, { sub: payload.sub, email: 'pat@example.org', email_verified: true });
+    const refreshed = await post(b, 'token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, { auth: basic('rp-pg', c.client_secret!) });
+    assert.equal(refreshed.status, 200);
+    assert.equal(decodeJwt(refreshed.body.id_token).auth_time, payload.auth_time);
+  } finally {
+    server = saved;
+    await a.cleanup();
+    await b.cleanup();
+    await database.drop();
+  }
 });

@@ -34,6 +34,8 @@ export interface AppOptions {
   logLevel?: string;
   /** Another database instead (a PostgreSQL URL from createPgDatabase). */
   database?: string;
+  /** More environment (e.g. GATEHOUSE_SECRET_KEY, shared by two apps on one database as by the instances of a deployment). */
+  env?: Record<string, string>;
 }
 
 // Fetch's default request headers, which the tests' expectations were written against.
@@ -146,7 +148,7 @@ export async function startApp(options: AppOptions = {}): Promise<InProcessApp> 
   const database = options.database ?? (options.file ? `sqlite:${path.join(dataDir, 'gatehouse.db')}` : 'sqlite::memory:');
   const settled = { ...raw, storage: { ...raw.storage, database } };
   const configFile = writeConfig(dataDir, settled);
-  const config = resolveConfig(settled, configFile, { dataDir, port: PUBLIC_PORT, env: APP_ENV });
+  const config = resolveConfig(settled, configFile, { dataDir, port: PUBLIC_PORT, env: { ...APP_ENV, ...options.env } });
   const ctx = await openContext(config);
   try {
     const logLines: string[] = [];
