@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../contract/context.js';
-import { InvalidInput, NotApplicable } from '../contract/errors.js';
+import { InvalidInput, NotApplicable, asSentence } from '../contract/errors.js';
 import { constantTimeEqual } from '../platform/crypto/secrets.js';
 import { audit } from './audit.js';
 import { browserBinding } from './authorize/csrf.js';
@@ -106,7 +106,6 @@ export async function completeSecondStep(
     return { user, recoveryCodes };
   } catch (e) {
     if (!(e instanceof InvalidInput) && !(e instanceof NotApplicable)) throw e;
-    const message = e.message.charAt(0).toUpperCase() + e.message.slice(1);
-    return { again: { step, user, pending, enrolment }, status: 400, error: `${message}.` };
+    return { again: { step, user, pending, enrolment }, status: 400, error: asSentence(e.message) };
   }
 }

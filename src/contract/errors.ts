@@ -47,3 +47,8 @@ export function modelProblem(e: unknown, duplicate = 'id'): ModelProblem | null 
   if (e instanceof NotApplicable) return { status: 400, message: e.message, detail: { [e.field]: e.message }, byField: false };
   return null;
 }
+
+/** A model's message as a sentence on a page: capitalised, with its full stop (and `then`, e.g. "Nothing was changed."). */
+export function asSentence(message: string, then = ''): string {
+  return `${message.charAt(0).toUpperCase()}${message.slice(1)}.${then ? ` ${then}` : ''}`;
+}

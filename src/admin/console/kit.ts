@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { modelProblem } from '../../contract/errors.js';
+import { asSentence, modelProblem } from '../../contract/errors.js';
 import { Params } from '../../authserver/params.js';
 import type { User } from '../../authserver/model/users.js';
 import { routeMethods } from '../../platform/http/routes.js';
@@ -125,12 +125,8 @@ export class ConsoleKit {
     } catch (e) {
       const problem = modelProblem(e, duplicate);
       if (!problem) throw e;
-      const error = problem.byField ? 'Check the highlighted fields.' : capitalize(problem.message) + '.';
+      const error = problem.byField ? 'Check the highlighted fields.' : asSentence(problem.message);
       return { error, errors: problem.detail, status: problem.status, message: problem.message };
     }
   }
-}
-
-function capitalize(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

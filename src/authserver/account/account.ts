@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { modelProblem } from '../../contract/errors.js';
+import { asSentence, modelProblem } from '../../contract/errors.js';
 import { scopeLabel } from '../../contract/scopes.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
@@ -209,7 +209,7 @@ async function accountConfirmTotp(ctx: AppContext, request: FastifyRequest, repl
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
-    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}.`, enrolment: form.get('enrolment') });
+    return show(ctx, request, reply, problem.status, { error: asSentence(problem.message), enrolment: form.get('enrolment') });
   }
 }
 
@@ -241,7 +241,7 @@ async function accountWithPassword(ctx: AppContext, request: FastifyRequest, rep
     } catch (e) {
       const problem = modelProblem(e);
       if (!problem) throw e;
-      return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}.` });
+      return show(ctx, request, reply, problem.status, { error: asSentence(problem.message) });
     }
   }
   const factorId = form.get('factor_id') ?? '';
@@ -252,7 +252,7 @@ async function accountWithPassword(ctx: AppContext, request: FastifyRequest, rep
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
-    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}. Nothing was changed.` });
+    return show(ctx, request, reply, problem.status, { error: asSentence(problem.message, 'Nothing was changed.') });
   }
   audit(ctx, request.log, 'user.factor_removed', { subject: userSubject(user.id), reason: 'account page' });
   return back(ctx, reply, 'factor-removed');
@@ -270,7 +270,7 @@ async function accountProfile(ctx: AppContext, request: FastifyRequest, reply: F
     const problem = modelProblem(e);
     if (!problem) throw e;
     return show(ctx, request, reply, problem.status, {
-      error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}. Nothing was changed.`,
+      error: asSentence(problem.message, 'Nothing was changed.'),
       profile: { ...typed, emailVerified: false },
     });
   }
@@ -292,7 +292,7 @@ async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: 
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
-    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}. Nothing was changed.` });
+    return show(ctx, request, reply, problem.status, { error: asSentence(problem.message, 'Nothing was changed.') });
   }
   audit(ctx, request.log, 'user.password_changed', { subject: userSubject(user.id), reason: 'account page' });
   return back(ctx, reply, 'password');
@@ -309,6 +309,6 @@ async function accountRegisterPasskey(ctx: AppContext, request: FastifyRequest, 
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
-    return show(ctx, request, reply, problem.status, { error: `${problem.message.charAt(0).toUpperCase()}${problem.message.slice(1)}.` });
+    return show(ctx, request, reply, problem.status, { error: asSentence(problem.message) });
   }
 }
