@@ -133,6 +133,10 @@ export function resolveConfig(raw: unknown, file: string, overrides: ConfigOverr
   if (env.DATABASE_URL) cfg.storage.database = env.DATABASE_URL;
   else if (!databaseWasSet) cfg.storage.database = `sqlite:${path.join(dataDir, 'gatehouse.db')}`;
   if (env.REDIS_URL) cfg.storage.redis = env.REDIS_URL;
+  if (env.GATEHOUSE_SMTP_URL) {
+    if (!/^smtps?:\/\//.test(env.GATEHOUSE_SMTP_URL)) throw new ConfigError('environment', 'GATEHOUSE_SMTP_URL', 'must be an smtp:// or smtps:// URL');
+    cfg.email.smtp = env.GATEHOUSE_SMTP_URL;
+  }
 
   checkStorage(cfg, file);
   checkApi(cfg, file);

@@ -69,6 +69,10 @@ const Auth = Type.Object(
     requirePkce: Type.Union([Type.Literal('public'), Type.Literal('all')], { default: 'public' }),
     /** Who must sign in with a second factor (TOTP or passkey): whoever set one up, admins too, or every user. */
     mfa: Type.Union([Type.Literal('optional'), Type.Literal('admins'), Type.Literal('all')], { default: 'optional' }),
+    /** Who may make an account (docs/users.md): operators only, whoever holds an invitation, or anyone at {auth_url}/signup. */
+    signup: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'closed' }),
+    /** An account whose e-mail address is not verified cannot sign in (sign-up mails the link). */
+    requireVerifiedEmail: Type.Boolean({ default: true }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -183,6 +187,16 @@ const Events = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/** docs/users.md#mail: where mail goes. No SMTP server: into `<data dir>/mail/*.eml`, the link logged. */
+const Email = Type.Object(
+  {
+    /** smtp:// or smtps:// URL (user and password in it); GATEHOUSE_SMTP_URL wins over it. */
+    smtp: Type.Union([Type.String({ pattern: '^smtps?://', problem: 'must be an smtp:// or smtps:// URL' }), Type.Null()], { default: null }),
+    from: Type.String({ default: 'gatehouse <no-reply@localhost>', minLength: 3 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Server,
@@ -191,6 +205,7 @@ export const ConfigSchema = Type.Object(
     api: Api,
     metrics: Metrics,
     events: Events,
+    email: Email,
     collections: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]*$' }), Collection, { minProperties: 1 }),
   },
   { additionalProperties: false },

@@ -440,6 +440,59 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('user_factors_one_totp').unique().on('user_factors').column('user_id').where(sql.ref('kind'), '=', sql.lit('totp')).execute();
       },
     },
+    // The user's lifecycle by e-mail (docs/users.md): the mail outbox (a mail is queued in the
+    // transaction of the change it tells about and sent after the commit, retried with backoff; its
+    // parts are sealed, platform/crypto/sealed.ts, and emptied once sent), the per-address mail
+    // quota, and the single-use links (verification, reset, invitation, e-mail change: SHA-256 only).
+    '0013_user_lifecycle': {
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        await db.schema
+          .createTable('mail_outbox')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('recipient', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('body', 'text')
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('next_at', ms, (c) => c.notNull())
+          .addColumn('lease_until', ms, (c) => c.notNull().defaultTo(0))
+          .addColumn('lease_owner', 'text')
+          .addColumn('sent_at', ms)
+          .addColumn('last_error', 'text')
+          .execute();
+        await db.schema.createIndex('mail_outbox_due').on('mail_outbox').columns(['status', 'next_at']).execute();
+        await db.schema.createIndex('mail_outbox_created').on('mail_outbox').column('created_at').execute();
+        await db.schema
+          .createTable('mail_quota')
+          .addColumn('recipient', 'text', (c) => c.primaryKey())
+          .addColumn('window_start', ms, (c) => c.notNull())
+          .addColumn('count', 'integer', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('user_tokens')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('hash', 'text', (c) => c.notNull())
+          .addColumn('purpose', 'text', (c) => c.notNull())
+          .addColumn('user_id', 'text')
+          .addColumn('email', 'text')
+          .addColumn('created_by', 'text')
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('expires_at', ms, (c) => c.notNull())
+          .addColumn('used_at', ms)
+          .execute();
+        await db.schema.createIndex('user_tokens_user').on('user_tokens').columns(['user_id', 'purpose']).execute();
+        await db.schema.createIndex('user_tokens_email').on('user_tokens').columns(['purpose', 'email']).execute();
+        await db.schema.createIndex('user_tokens_expiry').on('user_tokens').column('expires_at').execute();
+        // A password reset by e-mail address and "is this address taken" (sign-up) look users up by it, in any case.
+        await db.schema.createIndex('users_email').on('users').expression(sql`lower(email)`).execute();
+        // Made by sign-up: cannot sign in until the address is verified (auth.requireVerifiedEmail).
+        // Users made by an operator never wait for a link.
+        await db.schema.alterTable('users').addColumn('verification_pending', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      },
+    },
   };
 }
 

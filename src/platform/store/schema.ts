@@ -28,6 +28,8 @@ export interface UsersTable {
   email_verified: number;
   name: string | null;
   updated_at: number | null;
+  /** 1: made by sign-up and not yet verified (cannot sign in while auth.requireVerifiedEmail). */
+  verification_pending: Generated<number>;
 }
 
 export interface ClientsTable {
@@ -231,6 +233,54 @@ export interface Database {
   user_factors: UserFactorsTable;
   recovery_codes: RecoveryCodesTable;
   webauthn_challenges: WebauthnChallengesTable;
+  mail_outbox: MailOutboxTable;
+  mail_quota: MailQuotaTable;
+  user_tokens: UserTokensTable;
+}
+
+/** A mail queued with the change it tells about (docs/users.md): sent after the commit, retried. */
+export interface MailOutboxTable {
+  id: string;
+  /** What the mail is (`verify`, `reset`, `invite`, …): for the admin's list. */
+  kind: string;
+  /** The address, as given. */
+  recipient: string;
+  subject: string;
+  /** The text and HTML parts, sealed (they carry a link's secret); null once sent or given up. */
+  body: string | null;
+  /** pending | sent | failed */
+  status: string;
+  attempts: number;
+  created_at: number;
+  next_at: number;
+  lease_until: number;
+  lease_owner: string | null;
+  sent_at: number | null;
+  last_error: string | null;
+}
+
+/** Mails per address in the current hour (at most 5): one row per address, counted by one atomic upsert. */
+export interface MailQuotaTable {
+  recipient: string;
+  window_start: number;
+  count: number;
+}
+
+/** A single-use link's secret (verification, reset, invitation, e-mail change), by its SHA-256. */
+export interface UserTokensTable {
+  /** The public selector (the part of the link before the dot). */
+  id: string;
+  /** SHA-256 of the secret part. */
+  hash: string;
+  /** verify | reset | invite | email */
+  purpose: string;
+  user_id: string | null;
+  /** The address the link was mailed to (invitation: the invited address; e-mail change: the new one). */
+  email: string | null;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 /** A user's second factor: a TOTP authenticator (`secret` sealed, `last_step`) or a passkey (the WebAuthn columns). */
