@@ -17,6 +17,7 @@ export type AuditEvent =
   | 'login.succeeded'
   | 'login.failed'
   | 'login.throttled'
+  | 'login.unverified'
   | 'logout'
   | 'client.auth_failed'
   | 'user.password_changed'

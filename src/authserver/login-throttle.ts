@@ -5,6 +5,7 @@ import { TooManyRequests } from '../platform/http/errors.js';
 import { audit } from './audit.js';
 import { userSubject, verifyUserCredentials, type User } from './model/users.js';
 import { verifySecondFactor } from './model/factors.js';
+import { mustVerifyFirst } from './model/lifecycle.js';
 import { write } from '../platform/store/write-path.js';
 import { giveBackAttempt, purgeCounters, takeAttempt } from './store/login-counters.js';
 
@@ -43,9 +44,7 @@ return {n, ttl}`;
 const GIVE_BACK = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then return redis.call('DECR', KEYS[1]) end
 return 0`;
 
-async function takeAttemptOn(ctx: AppContext, key: string): Promise<Taken> {
-  const { max, window } = ctx.config.auth.loginThrottle;
-  const windowMs = window * 1000;
+async function takeAttemptOn(ctx: AppContext, key: string, max = ctx.config.auth.loginThrottle.max, windowMs = ctx.config.auth.loginThrottle.window * 1000): Promise<Taken> {
   return withRedis(
     ctx,
     async (redis) => {
@@ -86,7 +85,8 @@ async function takeAttempts(ctx: AppContext, keys: ThrottleKeys): Promise<{ retr
   return { taken: [ip, user] };
 }
 
-export type SignIn = { user: User } | { retryAfter: number } | { failed: true };
+/** `unverified`: the password was right, but the account made by sign-up waits for its address to be verified (docs/users.md). */
+export type SignIn = { user: User } | { retryAfter: number } | { failed: true } | { unverified: User };
 
 type Via = 'password grant' | 'login form' | 'admin console' | 'account page';
 
@@ -116,6 +116,10 @@ export async function signIn(
     return { failed: true };
   }
   for (const taken of attempts.taken) await taken.giveBack();
+  if (await mustVerifyFirst(ctx, user)) {
+    audit(ctx, log, 'login.unverified', { client_id: attempt.clientId, subject: userSubject(user.id), ip: attempt.ip, reason: attempt.via });
+    return { unverified: user };
+  }
   return { user };
 }
 
@@ -149,7 +153,21 @@ export function throttled(retryAfter: number): TooManyRequests {
   return new TooManyRequests(retryAfter, 'Too many failed login attempts; retry later', { username: 'too many failed attempts' });
 }
 
+/** The windows of the public forms (sign-up, reset requests): an hour each. */
+const FORMS_PREFIX = 'forms:';
+const FORMS_WINDOW_MS = 3_600_000;
+
+/**
+ * Counts one use of a public form that mails (sign-up, "forgot your password") against `key`
+ * (`signup:ip:…`, `reset:ip:…`): at most `max` an hour, counted like sign-ins (Redis, else the
+ * database: every instance sees the same count). Refused: the seconds to wait.
+ */
+export async function formAttempt(ctx: AppContext, key: string, max: number): Promise<{ allowed: true } | { retryAfter: number }> {
+  const taken = await takeAttemptOn(ctx, `${FORMS_PREFIX}${key}`, max, FORMS_WINDOW_MS);
+  return taken.allowed ? { allowed: true } : { retryAfter: taken.retryAfter };
+}
+
 /** Deletes the database windows that closed before `before`. */
-export function purgeLoginWindows(ctx: AppContext, before: number): Promise<number> {
-  return purgeCounters(ctx.store, PREFIX, before - ctx.config.auth.loginThrottle.window * 1000);
+export async function purgeLoginWindows(ctx: AppContext, before: number): Promise<number> {
+  return (await purgeCounters(ctx.store, PREFIX, before - ctx.config.auth.loginThrottle.window * 1000)) + (await purgeCounters(ctx.store, FORMS_PREFIX, before - FORMS_WINDOW_MS));
 }

@@ -3,6 +3,7 @@ import type { AppContext } from '../contract/context.js';
 import { routeMethods } from '../platform/http/routes.js';
 import { authorizeGet, authorizePost } from './authorize/authorize.js';
 import { accountGet, accountPost } from './account/account.js';
+import { resetGet, resetPost, signUpGet, signUpPost, verifyGet, verifyPost } from './lifecycle/pages.js';
 import { introspectionEndpoint } from './endpoints/introspection.js';
 import { METADATA_PATH, OPENID_CONFIGURATION_PATH, metadataEndpoint, openidConfiguration } from './endpoints/metadata.js';
 import { idTokenKeys } from './oidc/keys.js';
@@ -36,6 +37,10 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     const userinfo = userinfoEndpoint(ctx);
     routeMethods(oauth, `${base}/userinfo`, { GET: userinfo, POST: userinfo });
     routeMethods(oauth, `${base}/logout`, logoutEndpoint(ctx), { config: { html: true } });
+    // The user's lifecycle by e-mail (docs/users.md).
+    routeMethods(oauth, `${base}/signup`, { GET: signUpGet(ctx), POST: signUpPost(ctx) }, { config: { html: true } });
+    routeMethods(oauth, `${base}/verify`, { GET: verifyGet(ctx), POST: verifyPost(ctx) }, { config: { html: true } });
+    routeMethods(oauth, `${base}/reset`, { GET: resetGet(ctx), POST: resetPost(ctx) }, { config: { html: true } });
 
   });
 }

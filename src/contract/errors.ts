@@ -25,10 +25,20 @@ export class NotApplicable extends Error {
   }
 }
 
+/** Too many of something in a window (the 5 mails an address may get in an hour); `field` names what. */
+export class TooMany extends Error {
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A model error as every entry point answers it. */
 export interface ModelProblem {
-  /** 400 for a broken rule or an item of the wrong kind, 409 for a duplicate. */
-  status: 400 | 409;
+  /** 400 for a broken rule or an item of the wrong kind, 409 for a duplicate, 429 for too many. */
+  status: 400 | 409 | 429;
   /** The model's one-line message. */
   message: string;
   /** What is wrong, per field. */
@@ -45,6 +55,7 @@ export function modelProblem(e: unknown, duplicate = 'id'): ModelProblem | null 
   if (e instanceof InvalidInput) return { status: 400, message: e.message, detail: e.detail, byField: true };
   if (e instanceof AlreadyExists) return { status: 409, message: e.message, detail: { [duplicate]: 'already exists' }, byField: false };
   if (e instanceof NotApplicable) return { status: 400, message: e.message, detail: { [e.field]: e.message }, byField: false };
+  if (e instanceof TooMany) return { status: 429, message: e.message, detail: { [e.field]: e.message }, byField: false };
   return null;
 }
 

@@ -57,6 +57,7 @@ export function registerSignIn(app: FastifyInstance, kit: ConsoleKit): void {
         return kit.signIn(request, reply, 429, { username, next, error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.` });
       }
       if ('failed' in outcome) return kit.signIn(request, reply, 401, { username, next, error: 'The username or password is not correct.' });
+      if ('unverified' in outcome) return kit.signIn(request, reply, 403, { username, next, error: 'This account waits for its e-mail address to be verified: open the link mailed at sign-up.' });
       const { user } = outcome;
       if (!user.admin) {
         audit(ctx, request.log, 'login.failed', { subject: userSubject(user.id), username, ip: request.ip, reason: 'admin console: not an admin' });

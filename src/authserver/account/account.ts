@@ -6,6 +6,7 @@ import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { changePassword, updateProfile, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
+import { unverifiedSignIn } from '../model/lifecycle.js';
 import type { Params } from '../params.js';
 import { AMR, endSession, sessionUser, startSession } from '../sessions.js';
 import { listLiveGrantRows } from '../store/grants.js';
@@ -153,6 +154,7 @@ async function accountSignIn(ctx: AppContext, request: FastifyRequest, reply: Fa
     return show(ctx, request, reply, 429, { error: `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.`, username });
   }
   if ('failed' in outcome) return show(ctx, request, reply, 401, { error: 'The username or password is not correct.', username });
+  if ('unverified' in outcome) return show(ctx, request, reply, 403, { error: await unverifiedSignIn(ctx, outcome.unverified), username });
   const step = await secondStepFor(ctx, outcome.user);
   if (step) return renderSecondStep(ctx, request, reply, await beginSecondStep(ctx, request, reply, loginCookies(ctx), outcome.user, step));
   await startSession(ctx, request, reply, outcome.user.id, loginCookies(ctx), AMR.password);

@@ -5,6 +5,7 @@ import { recordFailure, signIn, throttled } from '../login-throttle.js';
 import { userSubject, type User } from '../model/users.js';
 import { passkeySignInOptions, verifyPasskeySignIn } from '../model/passkeys.js';
 import { listSecondFactors } from '../model/factors.js';
+import { unverifiedSignIn } from '../model/lifecycle.js';
 import type { Params } from '../params.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
 import { AMR, loginCookies, startSession } from '../sessions.js';
@@ -29,6 +30,7 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
     return renderLogin(ctx, request, reply, req, 429, `Too many failed attempts. Try again in ${describeDuration(outcome.retryAfter)}.`, username);
   }
   if ('failed' in outcome) return renderLogin(ctx, request, reply, req, 401, 'The username or password is not correct.', username);
+  if ('unverified' in outcome) return renderLogin(ctx, request, reply, req, 403, await unverifiedSignIn(ctx, outcome.unverified), username);
   const { user } = outcome;
   // OpenID Connect id_token_hint: the application expects one user; a sign-in as another is no answer to it.
   if (await hintRefuses(ctx, req, user)) return renderLogin(ctx, request, reply, req, 401, anotherAccount(req));

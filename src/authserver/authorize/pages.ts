@@ -43,7 +43,24 @@ export async function renderLogin(ctx: AppContext, request: FastifyRequest, repl
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   // The passkey button: a discoverable-credential ceremony whose challenge is remembered now (docs/oauth.md, Passkeys).
   const passkey = passkeyForm({ action: authorizePath(ctx), hidden: { request: req.raw, csrf_token: csrf, step: 'passkey' }, options: await passkeySignInOptions(ctx), kind: 'signin' });
-  return sendCardPage(ctx, reply, status, loginPage({ action: authorizePath(ctx), accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`, clientName: req.client.name, request: { request: req.raw }, csrf, error, username, passkey }));
+  const base = `${ctx.config.basePath}${ctx.config.auth.path}`;
+  return sendCardPage(
+    ctx,
+    reply,
+    status,
+    loginPage({
+      action: authorizePath(ctx),
+      accountUrl: `${base}/account`,
+      resetUrl: `${base}/reset`,
+      signUpUrl: ctx.config.auth.signup === 'open' ? `${base}/signup` : undefined,
+      clientName: req.client.name,
+      request: { request: req.raw },
+      csrf,
+      error,
+      username,
+      passkey,
+    }),
+  );
 }
 
 /** What the user ticked and picked, kept when the page comes back with an error. */

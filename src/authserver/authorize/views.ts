@@ -28,6 +28,10 @@ export interface LoginView {
   error?: string;
   /** The passkey button's form (factor-views.ts), when the page offers one. */
   passkey?: Html;
+  /** "Forgot your password?" (docs/users.md). */
+  resetUrl: string;
+  /** "Create an account", when sign-up is open. */
+  signUpUrl?: string;
 }
 
 export function loginPage(v: LoginView): CardView {
@@ -38,6 +42,7 @@ export function loginPage(v: LoginView): CardView {
 <p class="muted">to continue to <strong class="client">${v.clientName}</strong></p>
 ${alert(v.error)}
 ${signInForm({ action: v.action, hidden: { ...v.request, csrf_token: v.csrf, step: 'login' }, username: v.username })}
+<p class="links"><a href="${v.resetUrl}">Forgot your password?</a>${v.signUpUrl ? html`<a href="${v.signUpUrl}">Create an account</a>` : ''}</p>
 ${v.passkey ?? ''}
 <p class="target"><a href="${v.accountUrl}">Your account</a>: the applications you authorized.</p>`,
   };

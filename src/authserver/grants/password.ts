@@ -23,6 +23,7 @@ export const passwordGrant: TokenGrant = {
     const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
     if ('retryAfter' in outcome) throw throttled(outcome.retryAfter);
     if ('failed' in outcome) throw new InvalidGrant('Invalid username or password', { password: 'does not match the username' });
+    if ('unverified' in outcome) throw new InvalidGrant("The user's e-mail address is not verified yet: open the link mailed at sign-up", { username: 'e-mail address not verified' });
     if (await hasSecondFactor(ctx, outcome.user)) {
       const otp = params.get('otp');
       if (!otp) throw new InvalidGrant('This user signs in with a second factor: send the otp parameter (a code of the authenticator app, or a recovery code)', { otp: 'required for this user' });

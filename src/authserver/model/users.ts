@@ -4,6 +4,7 @@ import { decoyPasswordHash, hashPassword, newTimeOrderedId, verifyPassword } fro
 import { write, type WriteTx } from '../../platform/store/write-path.js';
 import { deleteSessionsOfUser } from '../store/sessions.js';
 import { deleteFactorsOfUser } from '../store/factors.js';
+import { deleteUserTokensOfUser } from '../store/user-tokens.js';
 import {
   anyUser,
   deleteUser,
@@ -203,6 +204,7 @@ export async function removeUser(ctx: AppContext, username: string, actor: strin
     await deleteUser(tx, user.id);
     const sessions = await deleteSessionsOfUser(tx, user.id);
     await deleteFactorsOfUser(tx, user.id);
+    await deleteUserTokensOfUser(tx, user.id);
     const revoked = await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'user removed', actor);
     userEvent(tx, 'user.removed', user, actor);
     return { ...revoked, sessions, user };

@@ -45,3 +45,19 @@ export async function deleteInvitation(tx: WriteTx, id: string): Promise<boolean
 export async function purgeUserTokens(on: On, before: number): Promise<number> {
   return count(await sqlOf(on).deleteFrom('user_tokens').where('expires_at', '<', before).executeTakeFirst());
 }
+
+/** The newest live token of `purpose` for the user (the account page shows a pending e-mail change). */
+export async function findLiveUserToken(on: On, userId: string, purpose: UserTokenPurpose, now: number): Promise<UserTokenRow | null> {
+  return (
+    (await sqlOf(on)
+      .selectFrom('user_tokens')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('purpose', '=', purpose)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst()) ?? null
+  );
+}

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { count, sqlOf, type On } from '../../platform/store/sql.js';
 import type { WriteTx } from '../../platform/store/write-path.js';
 
@@ -32,7 +33,7 @@ const fromRow = (r: PublicRow): UserRecord => ({
   updatedAt: r.updated_at === null || r.updated_at === undefined ? null : Number(r.updated_at),
 });
 
-export async function insertUser(tx: WriteTx, user: UserRecord & { passwordHash: string }): Promise<void> {
+export async function insertUser(tx: WriteTx, user: UserRecord & { passwordHash: string; verificationPending?: boolean }): Promise<void> {
   await sqlOf(tx)
     .insertInto('users')
     .values({
@@ -45,6 +46,7 @@ export async function insertUser(tx: WriteTx, user: UserRecord & { passwordHash:
       email_verified: user.emailVerified ? 1 : 0,
       name: user.name,
       updated_at: user.updatedAt,
+      verification_pending: user.verificationPending ? 1 : 0,
     })
     .execute();
 }
@@ -91,4 +93,28 @@ export async function updateUserAdmin(tx: WriteTx, id: string, admin: boolean): 
 
 export async function updateUserPassword(tx: WriteTx, id: string, passwordHash: string): Promise<void> {
   await sqlOf(tx).updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+/** The users with this e-mail address, in any case (addresses are not unique between users an operator made). */
+export async function findUserRecordsByEmail(on: On, email: string, limit = 10): Promise<UserRecord[]> {
+  return (
+    await sqlOf(on)
+      .selectFrom('users')
+      .select(PUBLIC_COLUMNS)
+      .where(sql`lower(email)`, '=', email.trim().toLowerCase())
+      .orderBy('created_at')
+      .limit(limit)
+      .execute()
+  ).map(fromRow);
+}
+
+/** Whether the user made by sign-up still waits for their address to be verified. */
+export async function isVerificationPending(on: On, id: string): Promise<boolean> {
+  const row = await sqlOf(on).selectFrom('users').select('verification_pending').where('id', '=', id).executeTakeFirst();
+  return Number(row?.verification_pending ?? 0) === 1;
+}
+
+/** The address is verified (a link opened): the user may sign in. */
+export async function markEmailVerified(tx: WriteTx, id: string, email: string, now: number): Promise<void> {
+  await sqlOf(tx).updateTable('users').set({ email, email_verified: 1, verification_pending: 0, updated_at: now }).where('id', '=', id).execute();
 }

@@ -47,15 +47,32 @@ export class Sealer {
    * others cannot open.
    */
   async sealForStorage(plain: string, context: string): Promise<string> {
-    if (this.store) {
-      this.claimed ??= settleSetting(this.store, KEY_SETTING, this.keyId()).then((standing) => {
-        if (standing !== this.keyId()) throw new SealedSecretError(MISMATCH);
-      });
-      await this.claimed.catch((e) => {
-        this.claimed = null;
-        throw e;
-      });
-    }
+    await this.claim();
+    return this.seal(plain, context);
+  }
+
+  /**
+   * Names this process's key in the settings (once per process), or SealedSecretError when the
+   * deployment's is another. Called before a write that seals inside its transaction
+   * (`sealClaimed`): on SQLite the claim cannot run inside another transaction.
+   */
+  async claim(): Promise<void> {
+    if (!this.store) return;
+    this.claimed ??= settleSetting(this.store, KEY_SETTING, this.keyId()).then((standing) => {
+      if (standing !== this.keyId()) throw new SealedSecretError(MISMATCH);
+      this.settled = true;
+    });
+    await this.claimed.catch((e) => {
+      this.claimed = null;
+      throw e;
+    });
+  }
+
+  private settled = false;
+
+  /** `plain` sealed for storing, inside a transaction: `claim()` must have succeeded before it. */
+  sealClaimed(plain: string, context: string): string {
+    if (this.store && !this.settled) throw new SealedSecretError('the secret key was not claimed before this write (call sealer.claim() first)');
     return this.seal(plain, context);
   }
 

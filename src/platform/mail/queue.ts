@@ -45,7 +45,8 @@ export function onMailQueued(store: Store, listener: () => void): () => void {
 export const quotaKey = (address: string) => address.trim().toLowerCase();
 
 /**
- * Queues `mail` in `tx`: it is sent once `tx` commits. False when the address has had its
+ * Queues `mail` in `tx`: it is sent once `tx` commits. `sealer.claim()` must have been awaited
+ * before the write began (the SQLite store has one connection: no claim inside a transaction). False when the address has had its
  * MAIL_QUOTA mails this hour: nothing is queued (the caller's change still stands).
  */
 export async function queueMail(tx: WriteTx, store: Store, sealer: Sealer, mail: Mail, now = Date.now()): Promise<boolean> {
@@ -57,7 +58,7 @@ export async function queueMail(tx: WriteTx, store: Store, sealer: Sealer, mail:
     kind: mail.kind,
     recipient: mail.to,
     subject: mail.subject,
-    body: await sealer.sealForStorage(JSON.stringify(body), `mail:${id}`),
+    body: sealer.sealClaimed(JSON.stringify(body), `mail:${id}`),
     status: 'pending',
     attempts: 0,
     created_at: now,

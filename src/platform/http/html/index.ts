@@ -6,3 +6,4 @@ export { sendPage, errorAnswer, type PageAnswer, type Problem } from './page.js'
 export { pageSecurityPolicy, setPageHeaders, setNoStore, type PageKind } from './headers.js';
 export { csrfField, hiddenFields, signInForm, type SignInFormOptions } from './forms.js';
 export { ASSETS, ASSETS_PATH, assetUrl, type AssetName } from './assets.js';
+export { mailParts, type MailContent, type MailParts } from './mail.js';

@@ -73,6 +73,8 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page form.passkey .actions{margin-top:.5rem}
 .card-page form.signin p.small{margin:.35rem 0 0}
 .card-page h3{margin:1.25rem 0 .5rem;font-size:1rem}
+.card-page .field-error{margin:.3rem 0 0;font-size:.9rem;font-weight:600;color:var(--danger)}
+.card-page p.links{margin:1rem 0 0;display:flex;flex-wrap:wrap;gap:.5rem 1.25rem;font-size:.92rem}
 .card-page a.button{display:inline-block;padding:.7rem 1rem;border-radius:8px;font-weight:600;text-decoration:none;border:1px solid var(--line);color:var(--text)}
 .card-page a.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
 /* Second factors (card pages and console): the set-up steps, the QR code, the key, the recovery codes. */
