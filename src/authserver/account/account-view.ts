@@ -15,6 +15,9 @@ export interface AccountSignInView {
   username?: string;
   error?: string;
   notice?: string;
+  /** "Forgot your password?"; "Create an account" when sign-up is open (docs/users.md). */
+  resetUrl: string;
+  signUpUrl?: string;
 }
 
 /** The account page for a browser without a session: sign in first. */
@@ -24,7 +27,8 @@ export function accountSignInPage(v: AccountSignInView): CardView {
     body: html`<h1>Your account</h1>
 <p class="muted">Sign in to see the applications you authorized, take access back, or change your password.</p>
 ${messages(v)}
-${signInForm({ action: v.action, hidden: { csrf_token: v.csrf, action: 'signin' }, username: v.username })}`,
+${signInForm({ action: v.action, hidden: { csrf_token: v.csrf, action: 'signin' }, username: v.username })}
+<p class="links"><a href="${v.resetUrl}">Forgot your password?</a>${v.signUpUrl ? html`<a href="${v.signUpUrl}">Create an account</a>` : ''}</p>`,
   };
 }
 
@@ -67,6 +71,8 @@ export interface AccountView {
   username: string;
   /** The profile form's values: the user's, or what they typed when it comes back with an error. */
   profile: { name: string; email: string; emailVerified: boolean };
+  /** A new address waiting for its link to be opened. */
+  pendingEmail?: string | null;
   apps: AuthorizedApp[];
   twoStep: TwoStepView;
   notice?: string;
@@ -105,13 +111,14 @@ ${apps}
 ${twoStepSection(v)}
 <section class="block" aria-labelledby="profile-title">
 <h2 id="profile-title">Your profile</h2>
-<p class="muted">What applications you allow to know "Your identity" are told.</p>
+<p class="muted">What applications you allow to know "Your identity" are told. A new e-mail address is used once you open the link we send to it.</p>
 <form method="post" action="${v.action}">
 ${hiddenFields({ csrf_token: v.csrf })}
 <label class="field" for="profile-name">Name</label>
 <input type="text" id="profile-name" name="name" value="${v.profile.name}" autocomplete="name" maxlength="100">
 <label class="field" for="profile-email">E-mail address${v.profile.email ? html` <span class="muted">(${v.profile.emailVerified ? 'verified' : 'not verified'})</span>` : ''}</label>
-<input type="email" id="profile-email" name="email" value="${v.profile.email}" autocomplete="email" maxlength="254">
+<input type="email" id="profile-email" name="email" value="${v.profile.email}" autocomplete="email" maxlength="254"${v.pendingEmail ? html` aria-describedby="profile-email-pending"` : ''}>
+${v.pendingEmail ? html`<p class="muted small" id="profile-email-pending">Waiting for confirmation: <strong>${v.pendingEmail}</strong>. Open the link we sent there to make it your address.</p>` : ''}
 <div class="actions"><button type="submit" name="action" value="profile">Save profile</button></div>
 </form>
 </section>

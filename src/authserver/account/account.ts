@@ -6,7 +6,7 @@ import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { changePassword, updateProfile, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
-import { unverifiedSignIn } from '../model/lifecycle.js';
+import { pendingEmailChange, requestEmailChange, unverifiedSignIn } from '../model/lifecycle.js';
 import type { Params } from '../params.js';
 import { AMR, endSession, sessionUser, startSession } from '../sessions.js';
 import { listLiveGrantRows } from '../store/grants.js';
@@ -32,6 +32,7 @@ const NOTICES: Record<string, string> = {
   signedout: 'You are signed out.',
   'factor-removed': 'The second factor was removed.',
   profile: 'Your profile was saved.',
+  'email-sent': 'We sent a link to your new address. Your address changes when you open it.',
 };
 
 export function accountPath(ctx: AppContext): string {
@@ -87,12 +88,15 @@ async function show(
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const user = signedInNow ?? (await sessionUser(ctx, request));
   const { recoveryCodes, enrolment, profile, ...messages } = message;
-  if (!user) return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, ...messages }));
+  const base = `${ctx.config.basePath}${ctx.config.auth.path}`;
+  if (!user)
+    return sendCardPage(ctx, reply, status, accountSignInPage({ action: accountPath(ctx), csrf, resetUrl: `${base}/reset`, signUpUrl: ctx.config.auth.signup === 'open' ? `${base}/signup` : undefined, ...messages }));
   const view = accountPage({
     action: accountPath(ctx),
     csrf,
     username: user.username,
     profile: profile ?? profileOf(user),
+    pendingEmail: await pendingEmailChange(ctx, user),
     apps: await authorizedApps(ctx, user),
     twoStep: await twoStep(ctx, user, csrf, { recoveryCodes, enrolment }),
     ...messages,
@@ -263,20 +267,26 @@ async function accountWithPassword(ctx: AppContext, request: FastifyRequest, rep
 type ProfileForm = { name: string; email: string; emailVerified: boolean };
 const profileOf = (user: User): ProfileForm => ({ name: user.name ?? '', email: user.email ?? '', emailVerified: user.emailVerified });
 
-/** Name and e-mail address: a new address is unverified (issue 36 will verify it by mail). */
+/**
+ * Name and e-mail address. The name changes at once; a new address only once the link mailed to
+ * it is opened (the old address is told), so an account never carries an address its user does
+ * not hold. Emptying the field removes the address.
+ */
 async function accountProfile(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
-  const typed = { name: form.values.get('name') ?? '', email: form.values.get('email') ?? '' };
+  const typed = { name: form.values.get('name') ?? '', email: (form.values.get('email') ?? '').trim() };
+  const emailChanges = typed.email !== '' && typed.email.toLowerCase() !== (user.email ?? '').toLowerCase();
   try {
-    await updateProfile(ctx, user.username, typed, userSubject(user.id));
+    await updateProfile(ctx, user.username, emailChanges ? { name: typed.name } : typed, userSubject(user.id));
+    if (emailChanges) await requestEmailChange(ctx, user, typed.email);
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
     return show(ctx, request, reply, problem.status, {
-      error: asSentence(problem.message, 'Nothing was changed.'),
+      error: asSentence(problem.message, emailChanges ? 'Your address was not changed.' : 'Nothing was changed.'),
       profile: { ...typed, emailVerified: false },
     });
   }
-  return back(ctx, reply, 'profile');
+  return back(ctx, reply, emailChanges ? 'email-sent' : 'profile');
 }
 
 async function accountPassword(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
