@@ -3,12 +3,13 @@ import { purgeLoginWindows } from './login-throttle.js';
 import { purgeEndedGrants } from './store/grants.js';
 import { purgeSessions } from './store/sessions.js';
 import { purgeChallenges } from './store/factors.js';
+import { purgeUserTokens } from './store/user-tokens.js';
 
 export { accessTokenSource } from './access-token-source.js';
 
 /**
  * Deletes what can no longer matter: tokens, codes and grants past their end, ended sessions,
- * closed throttle windows, expired WebAuthn challenges. Kept an hour longer than needed so a late request still gets the right error.
+ * closed throttle windows, expired WebAuthn challenges, mailed links long expired. Kept an hour longer than needed so a late request still gets the right error.
  */
 export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()): Promise<Record<string, number>> {
   const cutoff = now - 3_600_000;
@@ -17,5 +18,7 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     sessions: await purgeSessions(ctx.store, now),
     counters: await purgeLoginWindows(ctx, cutoff),
     webauthn_challenges: await purgeChallenges(ctx.store, now),
+    // A mailed link a day past its expiry: "used or expired" is said the same either way.
+    user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
   };
 }
