@@ -23,7 +23,7 @@ before(async () => {
   writeFileSync(clockFile, '0');
   server = await startServer({
     config: { auth: { signup: 'open' } },
-    env: { GATEHOUSE_SMTP_URL: mailbox.url, NODE_OPTIONS: `--import ${CLOCK}`, GATEHOUSE_TEST_CLOCK_FILE: clockFile },
+    env: { GATEHOUSE_SMTP_URL: mailbox.url, NODE_OPTIONS: `--import ${CLOCK}`, GATEHOUSE_TEST_CLOCK_FILE: clockFile, GATEHOUSE_REQUEST_LOGS: '1', LOG_LEVEL: 'info' },
   });
 });
 after(async () => {
@@ -196,4 +196,15 @@ test('at most 5 mails an hour reach one address, however it is written', async (
   await mailbox.waitFor('quinn@example.com', 'reset', 5);
   await new Promise((r) => setTimeout(r, 2000));
   assert.equal(mailbox.to('quinn@example.com').length, 5);
+});
+
+test('no log line holds a mailed link\'s secret, though every request was logged', async () => {
+  const links = mailbox.mails.map((m) => m.link).filter((l): l is string => l !== null);
+  assert.ok(links.length >= 5);
+  const out = server.output();
+  assert.match(out, /\/oauth\/verify\?token=[0-9a-f]+\.…/, 'the request lines are there, cut');
+  for (const link of links) {
+    const secret = new URL(link).search.replace(/^.*=[^.]*\./, '');
+    assert.ok(secret.length > 20 && !out.includes(secret), `the secret of ${link.slice(0, 60)}… is in the log`);
+  }
 });

@@ -31,6 +31,11 @@ export interface BuildOptions {
   logStream?: { write(line: string): void };
 }
 
+/** A URL with the secret part of `token=`/`invite=` values cut (`<selector>.…`): what request logs show. */
+export function withoutLinkSecrets(url: string): string {
+  return url.replace(/([?&](?:token|invite)=)([^&.]*)[^&]*/g, (_m, key: string, selector: string) => `${key}${selector}.…`);
+}
+
 /** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers (docs/oauth.md, docs/api.md). */
 export async function buildApp(ctx: AppContext, cert: Certificate, options: BuildOptions = {}): Promise<FastifyInstance> {
   const { config } = ctx;
@@ -42,6 +47,8 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     logger: {
       level: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
       redact: ['req.headers.authorization', 'req.headers.cookie'],
+      // A mailed link's secret (docs/users.md) never reaches a log line whole.
+      serializers: { req: (req: { method: string; url: string; hostname?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: withoutLinkSecrets(req.url), hostname: req.hostname, remoteAddress: req.ip }) },
       stream: options.logStream ?? logDestination!,
     },
     logController: new LogController({ disableRequestLogging: process.env.GATEHOUSE_REQUEST_LOGS !== '1' }),
