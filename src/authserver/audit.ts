@@ -19,6 +19,8 @@ export type AuditEvent =
   | 'login.throttled'
   | 'logout'
   | 'client.auth_failed'
+  | 'user.exported'
+  | 'user.deleted'
   | 'user.password_changed'
   | 'user.factor_added'
   | 'user.factor_removed'
