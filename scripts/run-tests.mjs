@@ -71,6 +71,7 @@ const LONGEST = [
   'test/attachments-large.test.ts',
   'test/ops-backup.test.ts',
   'test/cli-remove.test.ts',
+  'test/account-deletion.test.ts',
   'test/cli-migrate.test.ts',
   'test/events-webhooks.test.ts',
   'test/oauth-remembered-consent.test.ts',

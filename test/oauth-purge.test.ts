@@ -9,6 +9,7 @@ import { Sealer } from '../src/platform/crypto/sealed.js';
 import { KeyRing } from '../src/platform/crypto/keys.js';
 import type { AppContext } from '../src/contract/context.js';
 import { accessTokenSource, sweepAuthorizationTables } from '../src/authserver/lifecycle.js';
+import { ownedRecordsIn } from '../src/api/owned-records.js';
 import { sqlOf } from '../src/platform/store/sql.js';
 
 test('expired tokens, grants, sessions and throttle windows are purged; live ones stay', async () => {
@@ -16,7 +17,7 @@ test('expired tokens, grants, sessions and throttle windows are purged; live one
   const store = await openStore('sqlite::memory:');
   try {
     await migrateCore(store);
-    const ctx: AppContext = { config, store, redis: null, collections: buildCollections(config.collections), keys: new KeyRing(store), sealer: new Sealer(null, config.dataDir), accessTokens: accessTokenSource(store) };
+    const ctx: AppContext = { config, store, redis: null, collections: buildCollections(config.collections), keys: new KeyRing(store), sealer: new Sealer(null, config.dataDir), accessTokens: accessTokenSource(store), ownedRecords: ownedRecordsIn(store, buildCollections(config.collections), config) };
     const now = Date.now();
     const old = now - 2 * 3_600_000;
     const live = now + 3_600_000;

@@ -54,6 +54,17 @@ export function mirrorColumnsOf(model: CollectionModel, doc: Document): Record<s
   return values;
 }
 
+/** A record as GET shows it, as JSON text (Records.resourceJson; an owner's export, api/owned-records.ts). */
+export function recordJson(links: Links, model: CollectionModel, row: RecordRow): string {
+  const doc = row.doc.length > 2 ? `${row.doc.slice(1, -1)},` : '';
+  const parent = model.parent ? `${jsonString(model.parent.field)}:${row.parent_id === null ? 'null' : jsonString(row.parent_id)},` : '';
+  return (
+    `{"id":${jsonString(row.id)},${doc}${parent}"owner":${jsonString(row.owner)},` +
+    `"created_at":${jsonString(row.created_at)},"updated_at":${jsonString(row.updated_at)},` +
+    `"link":${links.forRecordJson(model, row.id, row.parent_id)}}`
+  );
+}
+
 export class Records {
   constructor(
     private readonly ctx: AppContext,
@@ -79,13 +90,7 @@ export class Records {
    * instead of parsing and re-serialising it (reads are the hot path). Key order is the same.
    */
   resourceJson(model: CollectionModel, row: RecordRow): string {
-    const doc = row.doc.length > 2 ? `${row.doc.slice(1, -1)},` : '';
-    const parent = model.parent ? `${jsonString(model.parent.field)}:${row.parent_id === null ? 'null' : jsonString(row.parent_id)},` : '';
-    return (
-      `{"id":${jsonString(row.id)},${doc}${parent}"owner":${jsonString(row.owner)},` +
-      `"created_at":${jsonString(row.created_at)},"updated_at":${jsonString(row.updated_at)},` +
-      `"link":${this.links.forRecordJson(model, row.id, row.parent_id)}}`
-    );
+    return recordJson(this.links, model, row);
   }
 
   private visible(model: CollectionModel, caller: Caller, owner: string): boolean {

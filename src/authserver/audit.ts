@@ -20,6 +20,8 @@ export type AuditEvent =
   | 'login.unverified'
   | 'logout'
   | 'client.auth_failed'
+  | 'user.exported'
+  | 'user.deleted'
   | 'user.password_changed'
   | 'user.factor_added'
   | 'user.factor_removed'

@@ -5,6 +5,7 @@ import type { CollectionRegistry } from './collections.js';
 import type { KeyRing } from '../platform/crypto/keys.js';
 import type { Sealer } from '../platform/crypto/sealed.js';
 import type { AccessTokenSource } from './access-token-source.js';
+import type { OwnedRecords } from './owned-records.js';
 
 /** What every part of a running gatehouse shares: built once at start-up (main/context.ts), never changed after. */
 export interface AppContext {
@@ -18,4 +19,6 @@ export interface AppContext {
   sealer: Sealer;
   /** The active-token check's lookup, provided by the authorization server's store. */
   accessTokens: AccessTokenSource;
+  /** The records each user owns (the account page's export and deletion), provided by the resource server's store. */
+  ownedRecords: OwnedRecords;
 }

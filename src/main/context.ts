@@ -8,6 +8,7 @@ import { KeyRing } from '../platform/crypto/keys.js';
 import { Sealer } from '../platform/crypto/sealed.js';
 import { adoptSchema, syncResourceTables } from '../api/lifecycle.js';
 import { accessTokenSource } from '../authserver/lifecycle.js';
+import { ownedRecordsIn } from '../api/owned-records.js';
 
 export interface OpenOptions {
   /**
@@ -47,7 +48,7 @@ export async function openContext(config: Config, options: OpenOptions = {}): Pr
     if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
     const keys = new KeyRing(store);
     await keys.refresh();
-    return { config: freeze(config), store, redis, collections, keys, sealer: new Sealer(config.secretKey, config.dataDir, store), accessTokens: accessTokenSource(store) };
+    return { config: freeze(config), store, redis, collections, keys, sealer: new Sealer(config.secretKey, config.dataDir, store), accessTokens: accessTokenSource(store), ownedRecords: ownedRecordsIn(store, collections, config) };
   } catch (e) {
     await store.close();
     throw e;

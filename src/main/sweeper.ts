@@ -13,6 +13,8 @@ export const SWEEP_INTERVAL_MS = 60_000;
 
 export async function sweepExpired(ctx: AppContext, now = Date.now()): Promise<Record<string, number>> {
   return {
+    // Deleted accounts' records whose deletion stopped with its process (api/owned-records.ts).
+    records_of_deleted_accounts: await ctx.ownedRecords.resumeDeletions(now),
     ...(await sweepAuthorizationTables(ctx, now)),
     ...(await sweepResourceTables(ctx.store, now)),
     events: await sweepEvents(ctx, now),

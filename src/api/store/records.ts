@@ -65,6 +65,16 @@ export async function childRowsOf(store: Store, child: CollectionModel, parentId
   return (await query.execute(db)).rows;
 }
 
+/**
+ * A page of the rows `owner` owns, by id, after `afterId` (null: from the first): an owner's
+ * export and deletion read with it (owner collections are indexed on owner, id).
+ */
+export async function ownedRecordRows(on: On, model: CollectionModel, owner: string, afterId: string | null, limit: number): Promise<RecordRow[]> {
+  let query = anyTable(on).selectFrom(model.table).select(RECORD_COLUMNS).where('owner', '=', owner);
+  if (afterId !== null) query = query.where('id', '>', afterId);
+  return (await query.orderBy('id').limit(limit).execute()) as RecordRow[];
+}
+
 /** The rows with these ids (expand=parent), in no particular order. */
 export async function recordRowsByIds(store: Store, model: CollectionModel, ids: string[]): Promise<RecordRow[]> {
   if (ids.length === 0) return [];

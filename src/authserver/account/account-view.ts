@@ -140,7 +140,8 @@ ${hiddenFields({ csrf_token: v.csrf })}
 ${hiddenFields({ csrf_token: v.csrf })}
 <div class="actions"><button type="submit" name="action" value="signout">Sign out</button></div>
 </form>
-</section>`,
+</section>
+${accountDataSections(v)}`,
   };
 }
 
@@ -180,4 +181,37 @@ ${t.passkey ? html`<h3>Passkeys</h3>\n<p class="muted">Sign in with your device'
 ${t.enrolment ? html`<h3>Add an authenticator app</h3>
 ${totpEnrolment({ action: v.action, hidden: { csrf_token: v.csrf, enrolment: t.enrolment.sealed }, secret: t.enrolment.secret, uri: t.enrolment.uri, qr: t.enrolment.qr, askPassword: v.username })}` : ''}
 </section>`;
+}
+
+/** "Your data" (a copy of it, as a JSON file) and, last, "Delete your account" (the password again). */
+function accountDataSections(v: AccountView): Html {
+  return html`<section class="block" aria-labelledby="data-title">
+<h2 id="data-title">Your data</h2>
+<p class="muted">Download a copy of everything this gatehouse holds about you: your profile, the applications you authorized, your second factors (never their secrets) and your records, as one JSON file.</p>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf })}
+<div class="actions"><button type="submit" name="action" value="export">Download my data</button></div>
+</form>
+</section>
+<section class="block danger-zone" aria-labelledby="delete-title">
+<h2 id="delete-title">Delete your account</h2>
+<p>Your account, your sign-in, the access of every application you authorized and all your records are deleted. This cannot be undone.</p>
+<form method="post" action="${v.action}">
+${hiddenFields({ csrf_token: v.csrf })}
+<input type="text" name="username" value="${v.username}" autocomplete="username" hidden>
+<label class="field" for="delete-password">Your password, to delete your account</label>
+<input type="password" id="delete-password" name="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit" name="action" value="delete-account" class="danger">Delete my account</button></div>
+</form>
+</section>`;
+}
+
+/** After the account was deleted (the browser is signed out): its records gone, or still going in the background. */
+export function accountDeletedPage(v: { recordsPending: boolean }): CardView {
+  return {
+    title: 'Your account was deleted',
+    body: html`<h1>Your account was deleted</h1>
+<p class="notice" role="status">${v.recordsPending ? 'Your account is gone and no application can use it any more. Your records are being deleted: that takes a few minutes.' : 'Your account, its authorizations and your records are gone. No application can use them any more.'}</p>
+<p class="muted">You are signed out.</p>`,
+  };
 }

@@ -21,6 +21,9 @@ import { confirmTotp, listSecondFactors, mustHaveSecondFactor, recoveryCodesLeft
 import { loginCookies } from '../sessions.js';
 import { passkeyRegistrationOptions, registerPasskey } from '../model/passkeys.js';
 import { passkeyForm } from '../authorize/factor-views.js';
+import { Readable } from 'node:stream';
+import { deleteAccount, exportAccount } from '../model/account-data.js';
+import { accountDeletedPage } from './account-view.js';
 
 // {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
 // a password change. Plain server-rendered forms (no script), each POST checked against the
@@ -112,6 +115,7 @@ const back = (ctx: AppContext, reply: FastifyReply, done: keyof typeof NOTICES) 
 export function accountGet(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const done = (request.query as Record<string, unknown>).done;
+    if ((done === 'deleted' || done === 'deleting') && !(await sessionUser(ctx, request))) return sendCardPage(ctx, reply, 200, accountDeletedPage({ recordsPending: done === 'deleting' }));
     return show(ctx, request, reply, 200, { notice: typeof done === 'string' && Object.hasOwn(NOTICES, done) ? NOTICES[done] : undefined });
   };
 }
@@ -130,6 +134,7 @@ export function accountPost(ctx: AppContext) {
       return back(ctx, reply, 'signedout');
     }
     if (!user) return show(ctx, request, reply, 401, { error: 'Your session has ended. Sign in again.' });
+    if (action === 'export' || action === 'delete-account') return accountData(ctx, request, reply, user, form, action);
     if (action === 'revoke') {
       const grantId = form.get('grant_id') ?? '';
       // Only a live grant this user gave: another user's, a made-up or an ended one changes nothing.
@@ -323,4 +328,28 @@ async function accountRegisterPasskey(ctx: AppContext, request: FastifyRequest, 
     if (!problem) throw e;
     return show(ctx, request, reply, problem.status, { error: asSentence(problem.message) });
   }
+}
+
+/**
+ * "Your data": the export needs the session only (it changes nothing; the form's CSRF token was
+ * checked), deleting the account the password again. After a deletion the browser is signed out
+ * and sent to a page that says so.
+ */
+async function accountData(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params, action: 'export' | 'delete-account') {
+  const subject = userSubject(user.id);
+  if (action === 'export') {
+    reply.header('content-type', 'application/json; charset=utf-8');
+    // A user name is [A-Za-z0-9._@+-]: nothing to quote in the file name.
+    reply.header('content-disposition', `attachment; filename="gatehouse-${user.username}-${new Date().toISOString().slice(0, 10)}.json"`);
+    reply.header('cache-control', 'no-store');
+    audit(ctx, request.log, 'user.exported', { subject, reason: 'account page' });
+    return reply.send(Readable.from(exportAccount(ctx, user)));
+  }
+  if (!(await passwordAgain(ctx, request, reply, user, form.get('password')))) return reply;
+  const log = request.log;
+  const deleted = await deleteAccount(ctx, user, subject, (err) => log.error({ err, subject }, 'deleting the records of a deleted account stopped; the sweeper will finish it'));
+  if (deleted) audit(ctx, log, 'user.deleted', { subject, username: user.username, reason: 'the user deleted their account on the account page' });
+  await endSession(ctx, request, reply);
+  pageHeaders(reply);
+  return reply.redirect(`${accountPath(ctx)}?done=${deleted?.recordsDeleted === null ? 'deleting' : 'deleted'}`, 303);
 }

@@ -197,7 +197,13 @@ export function anyUserRegistered(ctx: AppContext): Promise<boolean> {
  * Removes a user: the grants they gave and their tokens end, their sign-in sessions close. The
  * records they own stay (owned by their subject, which no new user can take: ids are never reused).
  */
-export async function removeUser(ctx: AppContext, username: string, actor: string | null = null): Promise<(Revoked & { user: User; sessions: number }) | null> {
+export async function removeUser(
+  ctx: AppContext,
+  username: string,
+  actor: string | null = null,
+  /** More of the removal, committed with it (deleteAccount: the marker of the records' deletion). */
+  alsoIn?: (tx: WriteTx, user: User) => Promise<void>,
+): Promise<(Revoked & { user: User; sessions: number }) | null> {
   return write(ctx.store, async (tx) => {
     const user = await findUserRecordByUsername(tx, username);
     if (!user) return null;
@@ -206,6 +212,7 @@ export async function removeUser(ctx: AppContext, username: string, actor: strin
     await deleteFactorsOfUser(tx, user.id);
     await deleteUserTokensOfUser(tx, user.id);
     const revoked = await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'user removed', actor);
+    await alsoIn?.(tx, user);
     userEvent(tx, 'user.removed', user, actor);
     return { ...revoked, sessions, user };
   });

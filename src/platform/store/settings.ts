@@ -43,6 +43,11 @@ export async function writeSettingIn(tx: WriteTx, key: string, value: string): P
     .execute();
 }
 
+/** Removes a setting as part of a larger write. */
+export async function deleteSettingIn(tx: WriteTx, key: string): Promise<void> {
+  await sqlOf(tx).deleteFrom('settings').where('key', '=', key).execute();
+}
+
 export interface Maintenance {
   on: boolean;
   since: number | null;

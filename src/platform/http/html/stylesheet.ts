@@ -65,6 +65,8 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page ul.apps dd{margin:0}
 .card-page ul.apps button{flex:none;padding:.45rem .9rem;font-size:.9rem}
 .card-page button.danger{border-color:var(--danger);color:var(--danger)}
+.card-page section.danger-zone{border-top:2px solid var(--danger)}
+.card-page section.danger-zone h2{color:var(--danger)}
 .card-page .note{margin:0 0 1rem;padding:.5rem .75rem;border-left:3px solid var(--muted);font-size:.92rem;color:var(--muted)}
 .card-page .notice{margin:0 0 1rem;padding:.65rem .75rem;border-radius:8px;border:1px solid var(--line)}
 .card-page main.wide{max-width:36rem}
