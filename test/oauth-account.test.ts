@@ -143,7 +143,7 @@ test('change password: the current one is required, the rules apply, the new one
   assert.equal(refused.status, 401);
 });
 
-test('profile: name and e-mail address (OpenID Connect claims); a bad address changes nothing; a new address is unverified', async () => {
+test('profile: name and e-mail address (OpenID Connect claims); a bad address changes nothing; a new address waits for its link', async () => {
   await updateProfile(server.ctx, 'bob', { email: 'bob@example.org', emailVerified: true });
   const { jar, html } = await signedIn('bob', 'bob-password-1');
   assert.match(html, /value="bob@example\.org"/);
@@ -156,8 +156,10 @@ test('profile: name and e-mail address (OpenID Connect claims); a bad address ch
   assert.equal((await findUserByUsername(server.ctx, 'bob'))!.name, null);
   const ok = await page(server, jar, '/oauth/account', { csrf_token: csrf, action: 'profile', name: 'Bob Baker', email: 'b.baker@example.org' });
   assert.equal(ok.status, 303);
+  // The name at once; the new address only once the link mailed to it is opened (test/users-lifecycle.test.ts).
   const bob = (await findUserByUsername(server.ctx, 'bob'))!;
-  assert.deepEqual([bob.name, bob.email, bob.emailVerified], ['Bob Baker', 'b.baker@example.org', false]);
+  assert.deepEqual([bob.name, bob.email, bob.emailVerified], ['Bob Baker', 'bob@example.org', true]);
+  assert.match((await page(server, jar, ok.location!)).html, /Waiting for confirmation: <strong>b\.baker@example\.org<\/strong>/);
   const forged = await page(server, jar, '/oauth/account', { action: 'profile', name: 'Mallory' });
   assert.equal(forged.status, 403);
   assert.equal((await findUserByUsername(server.ctx, 'bob'))!.name, 'Bob Baker');

@@ -4,7 +4,7 @@ import { asSentence, modelProblem } from '../../contract/errors.js';
 import { scopeLabel } from '../../contract/scopes.js';
 import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
-import { changePassword, updateProfile, userSubject, type User } from '../model/users.js';
+import { changePassword, checkProfile, updateProfile, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
 import { pendingEmailChange, requestEmailChange, unverifiedSignIn } from '../model/lifecycle.js';
 import type { Params } from '../params.js';
@@ -281,13 +281,17 @@ async function accountProfile(ctx: AppContext, request: FastifyRequest, reply: F
   const typed = { name: form.values.get('name') ?? '', email: (form.values.get('email') ?? '').trim() };
   const emailChanges = typed.email !== '' && typed.email.toLowerCase() !== (user.email ?? '').toLowerCase();
   try {
+    if (emailChanges) {
+      // Both fields are checked before either is acted on: a refused form changes nothing.
+      checkProfile({ name: typed.name, email: typed.email });
+      await requestEmailChange(ctx, user, typed.email);
+    }
     await updateProfile(ctx, user.username, emailChanges ? { name: typed.name } : typed, userSubject(user.id));
-    if (emailChanges) await requestEmailChange(ctx, user, typed.email);
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
     return show(ctx, request, reply, problem.status, {
-      error: asSentence(problem.message, emailChanges ? 'Your address was not changed.' : 'Nothing was changed.'),
+      error: asSentence(problem.message, 'Nothing was changed.'),
       profile: { ...typed, emailVerified: false },
     });
   }

@@ -62,6 +62,11 @@ export interface ProfileChanges {
   name?: string | null;
 }
 
+/** Checks a profile's values without changing anything (InvalidInput naming each bad field). */
+export function checkProfile(changes: ProfileChanges): void {
+  checkedProfile({ email: null, emailVerified: false, name: null }, changes);
+}
+
 /** `changes` over `current`, checked: an e-mail that changes is unverified unless said otherwise. */
 function checkedProfile(current: UserProfile, changes: ProfileChanges): UserProfile {
   const problems: Record<string, string> = {};
