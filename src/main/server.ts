@@ -16,6 +16,8 @@ import { eventBus } from '../contract/event-bus.js';
 import { WebhookDispatcher } from '../webhooks/delivery.js';
 import { webhookProblems } from '../webhooks/webhooks.js';
 import { describeDatabase, redactPassword } from '../platform/store/open-store.js';
+import { MailDispatcher } from '../platform/mail/dispatcher.js';
+import { describeMailTransport, type MailSettings } from '../platform/mail/transport.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -101,6 +103,7 @@ async function announce(
   if (c.servesResources) lines.push(`  resource API   ${c.publicUrl}/v${c.api.version}  (OpenAPI: ${c.publicUrl}/v${c.api.version}/openapi.json)`);
   lines.push(`  auth server    ${c.authUrl}${c.servesAuth ? '' : '  (separate process)'}`);
   if (c.servesAuth) lines.push(`  admin          ${c.publicUrl}/admin  (API: ${c.publicUrl}/admin/v1, the admin scope)`);
+  if (c.servesAuth) lines.push(`  mail           ${describeMailTransport(mailSettings(c))}`);
   lines.push(`  role           ${c.role}`);
   lines.push(`  database       ${describeDatabase(c.storage.database)}${c.storage.redis ? `, redis ${redactPassword(c.storage.redis)}` : ''}`);
   lines.push(`  data dir       ${c.dataDir}`);
@@ -120,11 +123,17 @@ async function announce(
   bus.start((message) => app.log.warn(message));
   const webhooks = new WebhookDispatcher(ctx, (message) => app.log.warn(message));
   await webhooks.start().catch((e: Error) => app.log.warn(`webhook delivery not started: ${e.message}`));
+  // Mail is queued by the authorization server's pages and sent where it runs.
+  const mail = c.servesAuth
+    ? new MailDispatcher({ store: ctx.store, settings: mailSettings(c), sealer: ctx.sealer, info: (line) => app.log.info(line), warn: (line) => app.log.warn(line) })
+    : null;
+  mail?.start();
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
       stopSweeper();
       await webhooks.stop();
+      await mail?.stop();
       await bus.stop(); // ends the event streams and long polls: they would hold the server open
       await stopNotices();
       redisWatch.stop();
@@ -133,6 +142,10 @@ async function announce(
       await closeContext(ctx);
     })());
   return { app, ctx, close };
+}
+
+function mailSettings(c: Config): MailSettings {
+  return { ...c.email, dataDir: c.dataDir };
 }
 
 function hostForUrl(host: string): string {

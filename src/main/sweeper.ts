@@ -4,6 +4,7 @@ import { sweepAuthorizationTables } from '../authserver/lifecycle.js';
 import { sweepResourceTables } from '../api/lifecycle.js';
 import { sweepEvents } from '../contract/event-bus.js';
 import { sweepWebhookHistory } from '../webhooks/lifecycle.js';
+import { sweepMail } from '../platform/mail/lifecycle.js';
 
 // The one periodic clean-up. Each server's owners delete what can no longer matter in their own
 // tables (authserver/lifecycle.ts, api/lifecycle.ts); this only runs them on a timer. Every
@@ -19,6 +20,7 @@ export async function sweepExpired(ctx: AppContext, now = Date.now()): Promise<R
     ...(await sweepResourceTables(ctx.store, now)),
     events: await sweepEvents(ctx, now),
     webhook_history: await sweepWebhookHistory(ctx, now),
+    mail: await sweepMail(ctx.store, now),
   };
 }
 
