@@ -70,7 +70,7 @@ export class Mailbox {
 
   /** The mails to `to` (of `kind`, when given). */
   to(address: string, kind?: string): ReceivedMail[] {
-    return this.mails.filter((m) => m.to.includes(address) && (kind === undefined || m.kind === kind));
+    return this.mails.filter((m) => m.to.toLowerCase().includes(address.toLowerCase()) && (kind === undefined || m.kind === kind));
   }
 
   /** Waits for the `n`-th mail to `to` (of `kind`); fails after `timeoutMs`. */
