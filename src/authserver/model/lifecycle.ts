@@ -120,7 +120,7 @@ export async function signUp(ctx: AppContext, input: SignUpInput, now = Date.now
     const pending = !invitation && ctx.config.auth.requireVerifiedEmail;
     const user: User = { id: newTimeOrderedId(), username: input.username, admin: false, createdAt: now, email, emailVerified: invitation !== null, name: null, updatedAt: null };
     await insertUser(tx, { ...user, passwordHash, verificationPending: pending });
-    userEvent(tx, 'user.created', user, invitation?.created_by ?? null);
+    userEvent(tx, 'user.created', user, `user:${user.id}`);
     if (!invitation) await send(ctx, tx, verifyMail(email, user.username, `${paths.verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, null, now)}`));
     return { user, email };
   });
