@@ -154,7 +154,7 @@ test('profile: name and e-mail address (OpenID Connect claims); a bad address ch
   assert.match(bad.html, /e-mail address is name@domain.*Nothing was changed/);
   assert.match(bad.html, /value="bob at example"/, 'the form comes back as typed');
   assert.equal((await findUserByUsername(server.ctx, 'bob'))!.name, null);
-  const ok = await page(server, jar, '/oauth/account', { csrf_token: csrf, action: 'profile', name: 'Bob Baker', email: 'b.baker@example.org' });
+  const ok = await page(server, jar, '/oauth/account', { csrf_token: csrf, action: 'profile', name: 'Bob Baker', email: 'b.baker@example.org', password: 'bob-password-1' });
   assert.equal(ok.status, 303);
   // The name at once; the new address only once the link mailed to it is opened (test/users-lifecycle.test.ts).
   const bob = (await findUserByUsername(server.ctx, 'bob'))!;

@@ -174,13 +174,18 @@ test('e-mail change on the account page: a link to the new address, a notice to 
   const jar = new CookieJar();
   assert.equal((await accountSignIn(jar, 'eve', 'eve-password-1')).status, 303);
   const shown = await page(server, jar, '/oauth/account');
-  const saved = await page(server, jar, '/oauth/account', { csrf_token: hiddenField(shown.html, 'csrf_token'), action: 'profile', name: 'Eve', email: 'eve@new.example' });
+  // A session alone does not change the address: the password is asked.
+  const noPassword = await page(server, jar, '/oauth/account', { csrf_token: hiddenField(shown.html, 'csrf_token'), action: 'profile', name: 'Eve', email: 'eve@new.example' });
+  assert.equal(noPassword.status, 400);
+  assert.match(text(noPassword), /password is not correct\. Nothing was changed/);
+  const saved = await page(server, jar, '/oauth/account', { csrf_token: hiddenField(shown.html, 'csrf_token'), action: 'profile', name: 'Eve', email: 'eve@new.example', password: 'eve-password-1' });
   assert.equal(saved.status, 303);
   const after = await page(server, jar, saved.location!);
   assert.match(text(after), /We sent a link to your new address/);
   assert.match(text(after), /Waiting for confirmation: eve@new\.example/);
   assert.match(after.html, /value="eve@old\.example"/);
   const link = await mailbox.waitFor('eve@new.example', 'email-change');
+  assert.equal(mailbox.to('eve@new.example').length, 1, 'the refused form mailed nothing');
   const notice = await mailbox.waitFor('eve@old.example', 'email-change-notice');
   assert.match(notice.text, /eve@new\.example/);
   assert.equal(notice.link, null, 'the old address gets no link');

@@ -228,7 +228,7 @@ async function accountConfirmTotp(ctx: AppContext, request: FastifyRequest, repl
  * The password asked again (checked like any sign-in: throttled) before a change to how the account
  * signs in: true when it is right; else false, and the page that says why has been sent.
  */
-async function passwordAgain(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, password: string | undefined, extra: { enrolment?: string } = {}): Promise<boolean> {
+async function passwordAgain(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, password: string | undefined, extra: { enrolment?: string; profile?: ProfileForm } = {}): Promise<boolean> {
   const outcome = await signIn(ctx, request.log, { username: user.username, password: password ?? '', ip: request.ip, clientId: null, via: 'account page' });
   if ('retryAfter' in outcome) {
     reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);
@@ -280,20 +280,21 @@ const profileOf = (user: User): ProfileForm => ({ name: user.name ?? '', email: 
 async function accountProfile(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
   const typed = { name: form.values.get('name') ?? '', email: (form.values.get('email') ?? '').trim() };
   const emailChanges = typed.email !== '' && typed.email.toLowerCase() !== (user.email ?? '').toLowerCase();
+  const refused = { profile: { ...typed, emailVerified: false } };
   try {
     if (emailChanges) {
       // Both fields are checked before either is acted on: a refused form changes nothing.
       checkProfile({ name: typed.name, email: typed.email });
+      // A new address can take the account over (a reset link goes there): a session alone is
+      // not enough, the password is asked again, as for a second factor.
+      if (!(await passwordAgain(ctx, request, reply, user, form.get('password'), refused))) return reply;
       await requestEmailChange(ctx, user, typed.email);
     }
     await updateProfile(ctx, user.username, emailChanges ? { name: typed.name } : typed, userSubject(user.id));
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;
-    return show(ctx, request, reply, problem.status, {
-      error: asSentence(problem.message, 'Nothing was changed.'),
-      profile: { ...typed, emailVerified: false },
-    });
+    return show(ctx, request, reply, problem.status, { error: asSentence(problem.message, 'Nothing was changed.'), ...refused });
   }
   return back(ctx, reply, emailChanges ? 'email-sent' : 'profile');
 }
