@@ -57,7 +57,7 @@ export async function queueMail(tx: WriteTx, store: Store, sealer: Sealer, mail:
     kind: mail.kind,
     recipient: mail.to,
     subject: mail.subject,
-    body: await sealer.sealForStorage(JSON.stringify(body), `mail:${id}`),
+    body: await sealer.sealForStorageIn(tx, JSON.stringify(body), `mail:${id}`),
     status: 'pending',
     attempts: 0,
     created_at: now,
