@@ -78,6 +78,7 @@ const LONGEST = [
   'test/http-lifecycle.test.ts',
   'test/outages.test.ts',
   'test/crash-recovery.test.ts',
+  'test/mail.test.ts',
 ];
 const rank = (file) => {
   const i = LONGEST.indexOf(path.relative(root, path.resolve(file)));

@@ -54,12 +54,6 @@ async function openToken(ctx: AppContext, token: string | undefined, purpose: Us
   return row;
 }
 
-/** A write that queues mail: the secret key the mails are sealed under is claimed first (platform/crypto/sealed.ts). */
-async function writeWithMail<T>(ctx: AppContext, work: (tx: WriteTx) => Promise<T>): Promise<T> {
-  await ctx.sealer.claim();
-  return write(ctx.store, work);
-}
-
 /** Queues a mail; the address's hourly quota spent is TooMany (the change of this write is not made). */
 async function send(ctx: AppContext, tx: WriteTx, mail: Mail): Promise<void> {
   if (!(await queueMail(tx, ctx.store, ctx.sealer, mail))) throw new TooMany(`${mail.to} has been sent 5 mails this hour; try again later`, 'email');
@@ -110,7 +104,7 @@ export async function signUp(ctx: AppContext, input: SignUpInput, now = Date.now
   checkSignUpInput(input.username, email, input.password);
   const passwordHash = await hashPassword(input.password);
   const paths = lifecyclePaths(ctx);
-  return writeWithMail(ctx, async (tx) => {
+  return write(ctx.store, async (tx) => {
     if (await findUserRecordByUsername(tx, input.username)) throw new AlreadyExists(`the username "${input.username}" is taken: choose another`);
     if (!invitation && (await findUserRecordsByEmail(tx, email, 1)).length) {
       await sendIfAllowed(ctx, tx, signupTakenMail(email, paths.account, paths.reset));
@@ -131,7 +125,7 @@ export async function resendVerification(ctx: AppContext, user: User, actor: str
   if (!user.email) return 'no-email';
   if (user.emailVerified) return 'verified';
   const email = user.email;
-  await writeWithMail(ctx, async (tx) => {
+  await write(ctx.store, async (tx) => {
     await endUserTokens(tx, user.id, 'verify', now);
     await send(ctx, tx, verifyMail(email, user.username, `${lifecyclePaths(ctx).verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, actor, now)}`));
   });
@@ -152,7 +146,7 @@ export async function verifyEmailLink(ctx: AppContext, token: string | undefined
   const row = (await openToken(ctx, token, 'verify', now)) ?? (await openToken(ctx, token, 'email', now));
   if (!row || !row.user_id || !row.email) return null;
   const email = row.email;
-  return writeWithMail(ctx, async (tx) => {
+  return write(ctx.store, async (tx) => {
     const user = await findUserRecordById(tx, row.user_id!);
     if (!user) return null;
     if (row.purpose === 'verify' && user.email !== email) return null;
@@ -182,7 +176,7 @@ export async function requestPasswordReset(ctx: AppContext, login: string, now =
   for (const user of users) {
     if (!user.email) continue;
     const email = user.email;
-    await writeWithMail(ctx, async (tx) => {
+    await write(ctx.store, async (tx) => {
       const token = await issueToken(tx, 'reset', { userId: user.id, email }, null, now);
       await sendIfAllowed(ctx, tx, resetMail(email, user.username, `${lifecyclePaths(ctx).reset}?token=${token}`));
     });
@@ -206,7 +200,7 @@ export async function resetPassword(ctx: AppContext, token: string | undefined, 
   const problem = passwordProblem(password);
   if (problem) throw new InvalidInput(problem, { password: problem });
   const hash = await hashPassword(password);
-  return writeWithMail(ctx, async (tx) => {
+  return write(ctx.store, async (tx) => {
     const user = await findUserRecordById(tx, row.user_id!);
     if (!user || !(await useUserToken(tx, row.id, now))) return null;
     await updateUserPassword(tx, user.id, hash);
@@ -232,7 +226,7 @@ export async function requestEmailChange(ctx: AppContext, user: User, newEmail: 
   const problem = emailProblem(email);
   if (problem) throw new InvalidInput(problem, { email: problem });
   if (user.email && user.email.toLowerCase() === email.toLowerCase() && user.emailVerified) return 'same';
-  await writeWithMail(ctx, async (tx) => {
+  await write(ctx.store, async (tx) => {
     await endUserTokens(tx, user.id, 'email', now);
     await send(ctx, tx, emailChangeMail(email, user.username, `${lifecyclePaths(ctx).verify}?token=${await issueToken(tx, 'email', { userId: user.id, email }, `user:${user.id}`, now)}`));
     if (user.email && user.email.toLowerCase() !== email.toLowerCase()) await sendIfAllowed(ctx, tx, emailChangeNoticeMail(user.email, user.username, email));
@@ -270,7 +264,7 @@ export async function inviteUser(ctx: AppContext, email: string, actor: string |
   const address = email.trim();
   const problem = emailProblem(address);
   if (problem) throw new InvalidInput(problem, { email: problem });
-  return writeWithMail(ctx, async (tx) => {
+  return write(ctx.store, async (tx) => {
     if ((await findUserRecordsByEmail(tx, address, 1)).length) throw new AlreadyExists(`a user with the address ${address} exists already`);
     const token = await issueToken(tx, 'invite', { userId: null, email: address }, actor, now);
     await send(ctx, tx, inviteMail(address, `${lifecyclePaths(ctx).signup}?invite=${token}`));

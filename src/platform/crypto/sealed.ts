@@ -2,7 +2,8 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Store } from '../store/store.js';
-import { readSetting, settleSetting } from '../store/settings.js';
+import { readSetting, settleSetting, settleSettingIn } from '../store/settings.js';
+import type { WriteTx } from '../store/write-path.js';
 
 // Secrets that must be read back (TOTP secrets, the private halves of the ID-token signing keys)
 // are stored sealed: AES-256-GCM under a key derived (HKDF-SHA-256) from the deployment's secret
@@ -27,6 +28,8 @@ export class Sealer {
   private loadedId = '';
 
   private claimed: Promise<void> | null = null;
+  /** The settings name this process's key (no need to ask again). */
+  private keyNamed = false;
 
   /** `secretKey`: the configured key (base64url), or null for the data dir's file; `store`: where the key in use is named. */
   constructor(
@@ -47,32 +50,29 @@ export class Sealer {
    * others cannot open.
    */
   async sealForStorage(plain: string, context: string): Promise<string> {
-    await this.claim();
+    if (this.store) {
+      this.claimed ??= settleSetting(this.store, KEY_SETTING, this.keyId()).then((standing) => {
+        if (standing !== this.keyId()) throw new SealedSecretError(MISMATCH);
+      });
+      await this.claimed.catch((e) => {
+        this.claimed = null;
+        throw e;
+      });
+      this.keyNamed = true;
+    }
     return this.seal(plain, context);
   }
 
   /**
-   * Names this process's key in the settings (once per process), or SealedSecretError when the
-   * deployment's is another. Called before a write that seals inside its transaction
-   * (`sealClaimed`): on SQLite the claim cannot run inside another transaction.
+   * sealForStorage inside a write that is under way (a mail queued with its change): the key is
+   * named in that write's transaction, since a write of its own would wait for this one on
+   * SQLite's single connection.
    */
-  async claim(): Promise<void> {
-    if (!this.store) return;
-    this.claimed ??= settleSetting(this.store, KEY_SETTING, this.keyId()).then((standing) => {
-      if (standing !== this.keyId()) throw new SealedSecretError(MISMATCH);
-      this.settled = true;
-    });
-    await this.claimed.catch((e) => {
-      this.claimed = null;
-      throw e;
-    });
-  }
-
-  private settled = false;
-
-  /** `plain` sealed for storing, inside a transaction: `claim()` must have succeeded before it. */
-  sealClaimed(plain: string, context: string): string {
-    if (this.store && !this.settled) throw new SealedSecretError('the secret key was not claimed before this write (call sealer.claim() first)');
+  async sealForStorageIn(tx: WriteTx, plain: string, context: string): Promise<string> {
+    if (this.store && !this.keyNamed) {
+      if ((await settleSettingIn(tx, KEY_SETTING, this.keyId())) !== this.keyId()) throw new SealedSecretError(MISMATCH);
+      tx.afterCommit(() => (this.keyNamed = true));
+    }
     return this.seal(plain, context);
   }
 

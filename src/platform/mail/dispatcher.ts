@@ -102,7 +102,9 @@ export class MailDispatcher {
     while (!this.stopped) {
       const now = this.now();
       const claimed = await claimDueMails(this.options.store, this.owner, now, now + LEASE_MS, CONCURRENCY);
-      await Promise.all(claimed.map((mail) => this.attempt(mail)));
+      // Every attempt ends before the round does (stop() waits for them), even if one's record failed.
+      const failed = (await Promise.allSettled(claimed.map((mail) => this.attempt(mail)))).find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
       if (claimed.length < CONCURRENCY) return;
     }
   }

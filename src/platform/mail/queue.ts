@@ -45,8 +45,7 @@ export function onMailQueued(store: Store, listener: () => void): () => void {
 export const quotaKey = (address: string) => address.trim().toLowerCase();
 
 /**
- * Queues `mail` in `tx`: it is sent once `tx` commits. `sealer.claim()` must have been awaited
- * before the write began (the SQLite store has one connection: no claim inside a transaction). False when the address has had its
+ * Queues `mail` in `tx`: it is sent once `tx` commits. False when the address has had its
  * MAIL_QUOTA mails this hour: nothing is queued (the caller's change still stands).
  */
 export async function queueMail(tx: WriteTx, store: Store, sealer: Sealer, mail: Mail, now = Date.now()): Promise<boolean> {
@@ -58,7 +57,7 @@ export async function queueMail(tx: WriteTx, store: Store, sealer: Sealer, mail:
     kind: mail.kind,
     recipient: mail.to,
     subject: mail.subject,
-    body: sealer.sealClaimed(JSON.stringify(body), `mail:${id}`),
+    body: await sealer.sealForStorageIn(tx, JSON.stringify(body), `mail:${id}`),
     status: 'pending',
     attempts: 0,
     created_at: now,

@@ -29,6 +29,13 @@ export async function settleSetting(store: Store, key: string, value: string): P
   return (await readSetting(store, key))!;
 }
 
+/** settleSetting as part of a larger write (the value stands iff that write commits). */
+export async function settleSettingIn(tx: WriteTx, key: string, value: string): Promise<string> {
+  const db = sqlOf(tx);
+  await db.insertInto('settings').values({ key, value, updated_at: Date.now() }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  return (await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow()).value;
+}
+
 export async function writeSetting(store: Store, key: string, value: string): Promise<void> {
   await write(store, (tx) => writeSettingIn(tx, key, value));
 }

@@ -5,7 +5,7 @@ import type { Database } from 'better-sqlite3';
 // what it cost while it stayed: docs/benchmarks.md ("Why the SQLite store is set up as it is").
 
 /** Tables that only grow from empty and are read by key ranges: without statistics the planner seeks them at every size. */
-const QUEUE_TABLES = ['events', 'webhook_deliveries', 'webhook_attempts'];
+const QUEUE_TABLES = ['events', 'webhook_deliveries', 'webhook_attempts', 'mail_outbox'];
 
 /**
  * Removes the statistics of the queue tables and of FTS5's shadow tables (sqlite_stat1), and every
