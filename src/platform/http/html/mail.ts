@@ -51,7 +51,7 @@ ${p(c.greeting)}
 ${c.paragraphs.map(p)}
 ${c.link ? html`<p style="margin:24px 0"><a href="${c.link.url}" style="display:inline-block;background:#2f5bd3;color:#ffffff;text-decoration:none;padding:12px 20px;border-radius:6px;font-weight:600">${c.link.label}</a></p>
 <p style="margin:0 0 16px;line-height:1.5;font-size:14px;color:#4a5263">Or open this address:</p>
-<p style="margin:0 0 24px;font-size:14px;word-break:break-all"><a href="${c.link.url}" style="${LINK}">${c.link.url}</a></p>` : ''}
+<p style="margin:0 0 24px;line-height:1.4;font-size:14px;word-break:break-all"><a href="${c.link.url}" style="${LINK}">${c.link.url}</a></p>` : ''}
 ${c.after.map(p)}
 </div>
 </body>
