@@ -1,3 +1,4 @@
+import { asSentence } from '../../contract/errors.js';
 import { MIN_PASSWORD_LENGTH } from '../model/users.js';
 import { hiddenFields, html, type Html } from '../../platform/http/html/index.js';
 import type { CardView } from '../authorize/views.js';
@@ -21,15 +22,30 @@ export interface SignUpView {
   fieldErrors?: Record<string, string>;
 }
 
-const fieldError = (v: SignUpView, name: string) => (v.fieldErrors?.[name] ? html`<p class="field-error" id="${name}-error">${v.fieldErrors[name]}</p>` : '');
+const fieldError = (v: SignUpView, name: string) => (v.fieldErrors?.[name] ? html`<p class="field-error" id="${name}-error">${asSentence(v.fieldErrors[name])}</p>` : '');
 const describedBy = (v: SignUpView, name: string) => (v.fieldErrors?.[name] ? html` aria-describedby="${name}-error" aria-invalid="true"` : '');
+
+const FIELD_WORDS: Record<string, string> = { username: 'the username', email: 'the e-mail address', password: 'the password' };
+
+/**
+ * The message above the form. When it only repeats what is said beside a field (the model names
+ * the first wrong field), it says instead which fields to correct: each is then said once.
+ */
+function signUpMessage(v: SignUpView): string | undefined {
+  const fields = Object.keys(v.fieldErrors ?? {}).filter((name) => name in FIELD_WORDS && !(name === 'email' && v.invite));
+  const said = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+  if (!v.error || !fields.some((name) => said(v.error!).startsWith(said(v.fieldErrors![name])))) return v.error;
+  const words = fields.map((name) => FIELD_WORDS[name]);
+  const list = words.length > 1 ? `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}` : words[0];
+  return `Nothing was made: correct ${list} below.`;
+}
 
 export function signUpPage(v: SignUpView): CardView {
   return {
     title: 'Create your account',
     body: html`<h1>Create your account</h1>
 ${v.invite ? html`<p class="muted">You were invited as <strong>${v.invite.email}</strong>.</p>` : html`<p class="muted">We will send a link to your e-mail address to confirm it.</p>`}
-${messages(v)}
+${messages({ error: signUpMessage(v) })}
 <form method="post" action="${v.action}" class="signin">
 ${hiddenFields({ csrf_token: v.csrf, invite: v.invite?.token })}
 <div class="signin-field"><label class="field" for="username">Username</label>
@@ -79,7 +95,7 @@ export function donePage(v: { title: string; message: string; link: { url: strin
     title: v.title,
     body: html`<h1>${v.title}</h1>
 <p role="${v.alert ? 'alert' : 'status'}">${v.message}</p>
-<p class="target"><a href="${v.link.url}">${v.link.label}</a></p>`,
+<div class="actions"><a class="button primary" href="${v.link.url}">${v.link.label}</a></div>`,
   };
 }
 

@@ -17,7 +17,7 @@ p{margin:0 0 1rem}
 form{margin:0}
 /* A page of one card in the middle (body.card-page): sign-in, consent, account, errors, the demo callback. */
 body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:center;padding:1.5rem}
-.card-page main{width:100%;max-width:28rem;background:var(--card);border:1px solid var(--line);border-radius:14px;padding:2rem;box-shadow:0 8px 30px rgba(0,0,0,.06)}
+.card-page main{width:100%;max-width:28rem;overflow-wrap:break-word;background:var(--card);border:1px solid var(--line);border-radius:14px;padding:2rem;box-shadow:0 8px 30px rgba(0,0,0,.06)}
 .card-page .brand{margin:0 0 1.25rem;font-size:.85rem;font-weight:600;letter-spacing:.06em;text-transform:uppercase;color:var(--muted)}
 .card-page h1{margin:0 0 .5rem;font-size:1.35rem;line-height:1.3}
 .card-page .muted{color:var(--muted);font-size:.95rem}
@@ -75,9 +75,12 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .card-page form.passkey .actions{margin-top:.5rem}
 .card-page form.signin p.small{margin:.35rem 0 0}
 .card-page h3{margin:1.25rem 0 .5rem;font-size:1rem}
-.card-page .field-error{margin:.3rem 0 0;font-size:.9rem;font-weight:600;color:var(--danger)}
+.card-page .field-error{margin:.35rem 0 0;font-size:.9rem;font-weight:600;color:var(--danger)}
+.card-page input[aria-invalid=true]{border-color:var(--danger);box-shadow:0 0 0 1px var(--danger)}
+.card-page input+p.small{margin:.4rem 0 0}
 .card-page p.links{margin:1rem 0 0;display:flex;flex-wrap:wrap;gap:.5rem 1.25rem;font-size:.92rem}
 .card-page a.button{display:inline-block;padding:.7rem 1rem;border-radius:8px;font-weight:600;text-decoration:none;border:1px solid var(--line);color:var(--text)}
+.card-page .actions a.button{flex:1 1 8rem;text-align:center}
 .card-page a.button.primary{background:var(--accent);border-color:var(--accent);color:var(--accent-text)}
 /* Second factors (card pages and console): the set-up steps, the QR code, the key, the recovery codes. */
 .card-page ol.steps,.console ol.steps{margin:0;padding-left:1.25rem}
