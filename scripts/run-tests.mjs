@@ -62,6 +62,8 @@ const LONGEST = [
   'test/http-fuzz.test.ts',
   'test/resource-async.test.ts',
   'test/browser-admin.test.ts',
+  'test/browser-users.test.ts',
+  'test/users-lifecycle.test.ts',
   'test/cli-people.test.ts',
   'test/schema-migrations.test.ts',
   'test/cli-oauth.test.ts',
