@@ -156,6 +156,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console .danger{background:var(--danger);border-color:var(--danger);color:#fff}
 .console .danger:hover{background:var(--danger);filter:brightness(1.1)}
 .console .small-button{padding:.25rem .6rem;font-size:.875rem}
+.console form.after{margin:.4rem 0 0}
 .console button.link{padding:0;border:0;background:none;color:var(--accent);font-weight:500;text-decoration:underline;text-underline-offset:2px}
 .console .notice,.console .alert,.console .banner{margin:0 0 1.25rem;padding:.75rem 1rem;border-radius:10px;border:1px solid}
 .console .notice{border-color:var(--ok);background:var(--ok-soft);color:var(--ok)}
