@@ -26,13 +26,13 @@ function invitedBy(subject: string | null, usernames: Map<string, string>, base:
     const name = usernames.get(id);
     return name ? html`<a href="${base}/users/${id}">${name}</a>` : html`<code>${subject}</code>`;
   }
-  if (subject.startsWith('client:')) return html`admin API (<code>${subject.slice(7)}</code>)`;
+  if (subject.startsWith('client:')) return html`<span>admin API (<code>${subject.slice(7)}</code>)</span>`;
   return html`<code>${subject}</code>`;
 }
 
 function policyNote(v: InvitationsView): Html {
   if (v.policy === 'closed')
-    return html`<div class="alert" role="note"><strong>Sign-up is closed.</strong> Nobody can make an account and no invitation can be sent: set <code>auth.signup: invite</code> (by invitation only) or <code>auth.signup: open</code> in the config to invite people.</div>`;
+    return html`<p class="banner" role="note"><strong>Sign-up is closed.</strong> Nobody can make an account and no invitation can be sent: set <code>auth.signup: invite</code> (by invitation only) or <code>auth.signup: open</code> in the config to invite people.</p>`;
   if (v.policy === 'invite') return html`<p>Sign-up is by invitation (<code>auth.signup: invite</code>): only an address invited here, through the admin API or with <code>gatehouse user invite</code> can make an account, with the link mailed to it (valid 7 days, once).</p>`;
   return html`<p>Sign-up is open (<code>auth.signup: open</code>): anyone can make an account at <code>${v.signupUrl}</code>. An invitation spares its address the verification mail.</p>`;
 }

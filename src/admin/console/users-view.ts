@@ -24,7 +24,8 @@ export function usersBody(v: UsersView): Html {
   const rows = v.users.map((u) => [
     html`<a href="${v.base}/users/${u.id}">${u.username}</a>`,
     u.admin ? html`<span class="tag on">admin</span>` : html`<span class="muted">no</span>`,
-    u.email ? html`${u.email} ${verifiedMark(u.emailVerified)}` : html`<span class="muted">none</span>`,
+    // One element: on a phone the cell is a grid of its label and its content.
+    u.email ? html`<span>${u.email} ${verifiedMark(u.emailVerified)}</span>` : html`<span class="muted">none</span>`,
     html`<code>user:${u.id}</code>`,
     when(u.createdAt),
   ]);
