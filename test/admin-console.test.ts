@@ -318,7 +318,8 @@ test('a user\'s name and e-mail address: set in the console (bad values named, n
   assert.equal(saved.status, 303, saved.html);
   const shown = await page(server, jar, `/admin/users/${frank}`);
   assert.match(shown.html, /<dt>Name<\/dt><dd>Frank Fisher<\/dd>/);
-  assert.match(shown.html, /frank@example\.org <span class="muted">\(verified\)<\/span>/);
+  assert.match(shown.html, /frank@example\.org <span class="tag on">verified<\/span>/);
+  assert.doesNotMatch(shown.html, /Resend verification link/, 'nothing to resend for a verified address');
   assert.match((await page(server, jar, '/admin/users')).html, /frank@example\.org/);
   // The CLI changes the address: a new address is unverified unless it says otherwise.
   const cli = await server.cli(['user', 'update', 'frank', '--email', 'f.fisher@example.org']);

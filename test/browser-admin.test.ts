@@ -26,7 +26,8 @@ const cspViolations: string[] = [];
 const checked = new Set<string>();
 
 before(async () => {
-  server = await startServer();
+  // Sign-up by invitation, for the Invitations section.
+  server = await startServer({ config: { auth: { signup: 'invite' } } });
   addUser(server, 'root', 'root-password-1');
   assert.equal(server.cli(['user', 'admin', 'root', 'on']).status, 0);
   addUser(server, 'frank', 'frank-password-1');
@@ -204,6 +205,35 @@ test('users: add one, make them an admin, set a password, remove after confirmin
   await page.close();
 });
 
+test('invitations: a refused address by its field, invite, the open list, revoke after confirming; an unverified user gets a new verification link', async () => {
+  const page = watch(await context.newPage());
+  await page.goto(`${server.url}/admin/invitations`);
+  await page.getByText(/Sign-up is by invitation/).waitFor();
+  await page.getByLabel('E-mail address').fill('not an address');
+  await page.getByRole('button', { name: 'Send the invitation' }).click();
+  await page.locator('#f-email-error').waitFor();
+  assert.equal(await page.getByLabel('E-mail address').getAttribute('aria-invalid'), 'true');
+  await check(page, 'invitations-refused');
+  await page.getByLabel('E-mail address').fill('guest@example.org');
+  await page.getByRole('button', { name: 'Send the invitation' }).click();
+  await page.getByText(/Invitation sent/).waitFor();
+  assert.equal(await page.locator('tbody tr').count(), 1);
+  await check(page, 'invitations');
+  await page.getByRole('link', { name: /^Revoke the invitation of guest@example\.org/ }).click();
+  await check(page, 'invitation-revoke');
+  await page.getByRole('button', { name: 'Revoke the invitation' }).click();
+  await page.getByText(/Invitation revoked/).waitFor();
+  await page.getByText('No open invitation.').waitFor();
+
+  assert.equal(server.cli(['user', 'update', 'frank', '--email', 'frank@example.org']).status, 0);
+  await page.goto(`${server.url}/admin/users`);
+  await page.getByRole('link', { name: 'frank' }).click();
+  await page.getByRole('button', { name: 'Resend verification link' }).click();
+  await page.getByText(/A new verification link was sent to frank@example\.org/).waitFor();
+  await check(page, 'user-unverified');
+  await page.close();
+});
+
 test('grants: filter by user, revoke after confirming; the tokens stop working', async () => {
   const t = await post(server, 'token', { grant_type: 'password', username: 'frank', password: 'frank-password-1', scope: 'zoos:read' }, { auth: basic(app.client_id, app.client_secret!) });
   assert.equal(t.status, 200, JSON.stringify(t.body));
@@ -301,7 +331,7 @@ test('without JavaScript: signing in and registering work; the secret is plain s
 });
 
 test('every console page was checked, and no page broke its CSP', () => {
-  for (const name of ['signin', 'not-admin', 'dashboard', 'clients', 'client-registered', 'client', 'client-rotate', 'client-delete', 'users', 'user', 'user-delete', 'grants', 'grant-revoke', 'webhooks', 'webhook-added', 'webhook', 'webhook-delete', 'maintenance', 'not-found'])
+  for (const name of ['signin', 'not-admin', 'dashboard', 'clients', 'client-registered', 'client', 'client-rotate', 'client-delete', 'users', 'user', 'user-delete', 'invitations', 'invitation-revoke', 'user-unverified', 'grants', 'grant-revoke', 'webhooks', 'webhook-added', 'webhook', 'webhook-delete', 'maintenance', 'not-found'])
     assert.ok(checked.has(name), `${name} was not checked`);
   assert.deepEqual(cspViolations, []);
 });

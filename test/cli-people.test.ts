@@ -83,8 +83,8 @@ test('list commands: a table on a terminal, JSON when piped or with --json', () 
   const users = onTerminal(['user', 'list']);
   assert.equal(users.status, 0, users.stderr);
   const [header, ...rows] = users.stdout.trimEnd().split('\n');
-  assert.match(header, /^ID +USERNAME +ADMIN +CREATED_AT$/);
-  assert.ok(rows.some((r) => /^\S+ +tabby +false +\d{4}-/.test(r)), users.stdout);
+  assert.match(header, /^ID +USERNAME +ADMIN +EMAIL +EMAIL_VERIFIED +CREATED_AT$/);
+  assert.ok(rows.some((r) => /^\S+ +tabby +false +- +false +\d{4}-/.test(r)), users.stdout);
 
   const clients = onTerminal(['client', 'list']);
   assert.equal(clients.status, 0, clients.stderr);

@@ -1,17 +1,15 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../contract/context.js';
-import type { Caller } from '../contract/caller.js';
-import { modelProblem } from '../contract/errors.js';
 import { ADMIN_SCOPE } from '../contract/scope-name.js';
 import { ApiError, badRequest, forbidden, notFound } from '../platform/http/errors.js';
 import { routeMethods } from '../platform/http/routes.js';
 import { schemaValidator } from '../platform/http/schema-validator.js';
-import { absentBodyIsEmpty, collectOperations, pathItems, type Operation, type OperationSchema } from '../platform/http/openapi.js';
+import { absentBodyIsEmpty, collectOperations, pathItems, type Operation } from '../platform/http/openapi.js';
 import { readMaintenance, writeMaintenance } from '../platform/store/settings.js';
 import { Authenticator } from '../api/access/authenticate.js';
 import { describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type ClientChanges } from '../authserver/model/clients.js';
-import { changePassword, createUser, describeUser, findUserById, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, userSubject, type User } from '../authserver/model/users.js';
+import { changePassword, createUser, describeUser, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, userSubject, type User } from '../authserver/model/users.js';
 import { findGrant, listGrants, revokeGrant } from '../authserver/tokens.js';
 import { resetSecondFactors } from '../authserver/model/factors.js';
 import { addWebhook, describeWebhook, findWebhook, listWebhooks, removeWebhook, updateWebhook, webhookDeliveries } from '../webhooks/webhooks.js';
@@ -20,45 +18,16 @@ import { feedPage, nextLink, parseFeedQuery, requireRetained, streamEvents, want
 import { feedParameters } from '../api/parameters.js';
 import { requireJsonAccept } from '../platform/http/negotiation.js';
 import * as S from './schemas.js';
+import { ADMIN_API, actorOf, model, op, userByKey, type Created } from './api-kit.js';
+import { registerLifecycleRoutes } from './invitations.js';
 
-// The admin API, {base_url}/admin/v1 (docs/admin.md): clients, users, grants, webhooks, events and
-// maintenance with the JSON conventions of docs/api.md. A bearer token with the `admin` scope is
+// The admin API, {base_url}/admin/v1 (docs/admin.md): clients, users, invitations (invitations.ts),
+// grants, webhooks, events and maintenance with the JSON conventions of docs/api.md. A bearer token with the `admin` scope is
 // required (no token 401, another scope 403). Each route's schema (schemas.ts) is both what Fastify
 // validates and what the OpenAPI document says; handlers call the authorization server's model
 // (the same functions as the CLI) and answer; the model's rule errors become 400 with `detail` per field.
 
-export const ADMIN_API = '/admin/v1';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The admin API's caller, once its token is verified and holds the admin scope. */
-    admin: Caller | null;
-  }
-}
-
-/** The model's errors as HTTP answers: a broken rule 400 naming the field, a duplicate 409. */
-async function model<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    const problem = modelProblem(e, 'id');
-    if (!problem) throw e;
-    throw new ApiError(problem.status, problem.message, problem.detail);
-  }
-}
-
-/** A user by id, or by username (both are unique; ids are tried first). */
-async function userByKey(ctx: AppContext, key: string): Promise<User> {
-  const user = (await findUserById(ctx, key)) ?? (await findUserByUsername(ctx, key));
-  if (!user) throw notFound('No such user', { user: 'does not exist' });
-  return user;
-}
-
-/** Who made a change through the admin API: the admin's subject (an event's `actor`). */
-const actorOf = (request: FastifyRequest): string => request.admin!.subject;
-
-/** An operation's route schema: its parts (schemas.ts) and what the OpenAPI document says of it. */
-const op = (schema: OperationSchema): FastifySchema => schema;
+export { ADMIN_API };
 
 /**
  * Registers the admin API; returns the OpenAPI path items of its operations, generated from the
@@ -87,7 +56,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
     // Before the schema is checked: a body that does not match its MAC is refused whatever it holds.
     admin.addHook('preValidation', (request, _reply, done) => done(authenticator.checkBodyHash(request) ?? undefined));
 
-    const created = (reply: FastifyReply, path: string, value: unknown) => reply.code(201).header('location', url(path)).send(value);
+    const created: Created = (reply, path, value) => reply.code(201).header('location', url(path)).send(value);
 
     routeMethods(
       admin,
@@ -288,6 +257,8 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
       },
       options,
     );
+
+    registerLifecycleRoutes(admin, ctx, created, options);
 
     routeMethods(
       admin,

@@ -98,6 +98,15 @@ export const UserChanges = Type.Object(
 );
 export type UserChanges = Static<typeof UserChanges>;
 
+export const NewInvitation = Type.Object(
+  { email: Type.String({ maxLength: MAX_EMAIL_LENGTH, description: 'The address to invite: a link to the sign-up page is mailed to it (valid 7 days, once)', ...byModel }) },
+  { additionalProperties: false },
+);
+export type NewInvitation = Static<typeof NewInvitation>;
+
+/** A POST that takes no fields (absent, or `{}`). */
+export const NoFields = Type.Object({}, { additionalProperties: false });
+
 const webhookFields = {
   url: Type.Optional(Type.String({ format: 'uri', description: 'https; no private address unless events.webhooks.allowPrivateNetworks (required to add one)', ...byModel })),
   events: Type.Optional(Type.Array(Type.String({ enum: [...EVENT_TYPES] }), { description: 'Event types delivered ([]: all)', ...byModel })),
@@ -162,6 +171,16 @@ export const User = Type.Object({
 
 export const FactorsReset = Type.Composite([User, Type.Object({ factors_removed: Type.Integer({ description: 'How many second factors were removed' }) })]);
 
+export const Invitation = Type.Object({
+  id: Text('The link\'s public part; revoke it with DELETE /admin/v1/invitations/{id}'),
+  email: Text('The address invited'),
+  created_by: TextOrNull('Who invited: an admin\'s subject (null: the command line)'),
+  created_at: Time(),
+  expires_at: Time(),
+});
+
+export const VerificationSent = Type.Object({ status: Type.String({ enum: ['sent'], description: 'A new verification link was mailed; earlier links stop working' }) });
+
 export const Grant = Type.Object({
   id: Text(),
   subject: Text(),
@@ -215,6 +234,7 @@ const ERRORS: Record<number, string> = {
   403: 'The token has no admin scope',
   404: 'Not found',
   409: 'Already exists',
+  429: 'The address has had its 5 mails this hour',
 };
 
 type Answer = { description: string; content?: { 'application/json': { schema: TSchema } } };

@@ -25,7 +25,10 @@ export type AuditEvent =
   | 'user.password_changed'
   | 'user.factor_added'
   | 'user.factor_removed'
-  | 'user.recovery_code_used';
+  | 'user.recovery_code_used'
+  | 'invitation.sent'
+  | 'invitation.revoked'
+  | 'verification.sent';
 
 export interface AuditFields {
   client_id?: string | null;
@@ -36,6 +39,9 @@ export interface AuditFields {
   reason?: string;
   username?: string;
   ip?: string;
+  /** Who did it, when not the subject (an admin's subject: invitations, a verification link resent). */
+  actor?: string;
+  invitation_id?: string;
 }
 
 /** Every audit line written for this context is also handed to these (the metrics count tokens and failed logins). */

@@ -2,6 +2,7 @@ import { Argument, type Command } from 'commander';
 import { randomSecret } from '../platform/crypto/secrets.js';
 import { changePassword, createUser, describeUser, findUserByUsername, listUsers, passwordProblem, removeUser, setUserAdmin, updateProfile, usernameProblem, userSubject } from '../authserver/model/users.js';
 import { resetSecondFactors } from '../authserver/model/factors.js';
+import { describeInvitation, inviteUser, listInvitations, resendVerification, revokeInvitation } from '../authserver/model/lifecycle.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { askHidden, readStdin } from './prompt.js';
 import { printList, withJsonOption, type ListOptions } from './output.js';
@@ -75,7 +76,56 @@ export function userCommand(program: Command): void {
     .description('list the users: a table on a terminal, else JSON')
     .action(async (opts: CommonOptions & ListOptions) => {
       await withContext(opts, async (ctx) => {
-        printList((await listUsers(ctx)).map(describeUser), ['id', 'username', 'admin', 'created_at'], opts, 'no users');
+        printList((await listUsers(ctx)).map(describeUser), ['id', 'username', 'admin', 'email', 'email_verified', 'created_at'], opts, 'no users');
+      });
+    });
+
+  withCommonOptions(user.command('show <username>'))
+    .description('show one user: id, subject, admin, e-mail address and whether it is verified, name')
+    .action(async (username: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const found = await findUserByUsername(ctx, username);
+        if (!found) throw new CliError(`there is no user named "${username}"`);
+        console.log(JSON.stringify(describeUser(found), null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('invite <email>'))
+    .description('invite an address (auth.signup invite or open): a link to the sign-up page is mailed to it, valid 7 days, once')
+    .action(async (email: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const invitation = await modelErrors({}, () => inviteUser(ctx, email, null));
+        console.log(JSON.stringify(describeInvitation(invitation), null, 2));
+      });
+    });
+
+  withJsonOption(withCommonOptions(user.command('invitations')))
+    .description('list the open invitations (neither used nor expired), newest first: a table on a terminal, else JSON')
+    .action(async (opts: CommonOptions & ListOptions) => {
+      await withContext(opts, async (ctx) => {
+        printList((await listInvitations(ctx)).map(describeInvitation), ['id', 'email', 'created_by', 'expires_at'], opts, 'no open invitations');
+      });
+    });
+
+  withCommonOptions(user.command('revoke-invitation <id>'))
+    .description('revoke an open invitation: the link in its mail stops working')
+    .action(async (id: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        if (!(await revokeInvitation(ctx, id))) throw new CliError(`there is no open invitation "${id}" (see \`gatehouse user invitations\`)`);
+        console.log(JSON.stringify({ id, revoked: true }, null, 2));
+      });
+    });
+
+  withCommonOptions(user.command('resend-verification <username>'))
+    .description("mail a new verification link to a user's unverified address; earlier links stop working")
+    .action(async (username: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const found = await findUserByUsername(ctx, username);
+        if (!found) throw new CliError(`there is no user named "${username}"`);
+        const outcome = await modelErrors({}, () => resendVerification(ctx, found, null));
+        if (outcome === 'no-email') throw new CliError(`${username} has no e-mail address: set one with \`gatehouse user update ${username} --email ADDRESS\``);
+        if (outcome === 'verified') throw new CliError(`the address of ${username} (${found.email}) is verified already: nothing was sent`);
+        console.log(JSON.stringify({ username, email: found.email, status: outcome }, null, 2));
       });
     });
 

@@ -3,12 +3,13 @@ import { csrfField, html, type Html } from '../../platform/http/html/index.js';
 // The console's bar above every signed-in page (its sections, who is signed in, sign out), and
 // the banner that says maintenance mode is on.
 
-export type Section = 'dashboard' | 'clients' | 'users' | 'grants' | 'webhooks' | 'maintenance';
+export type Section = 'dashboard' | 'clients' | 'users' | 'invitations' | 'grants' | 'webhooks' | 'maintenance';
 
 const SECTIONS: { id: Section; label: string; path: string }[] = [
   { id: 'dashboard', label: 'Dashboard', path: '' },
   { id: 'clients', label: 'Clients', path: '/clients' },
   { id: 'users', label: 'Users', path: '/users' },
+  { id: 'invitations', label: 'Invitations', path: '/invitations' },
   { id: 'grants', label: 'Grants', path: '/grants' },
   { id: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { id: 'maintenance', label: 'Maintenance', path: '/maintenance' },

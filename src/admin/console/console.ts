@@ -10,6 +10,7 @@ import { messageBody } from './components.js';
 import { registerClientPages } from './clients.js';
 import { registerDashboard } from './dashboard.js';
 import { registerGrantPages } from './grants.js';
+import { registerInvitationPages } from './invitations.js';
 import { ConsoleKit, formOf } from './kit.js';
 import { registerMaintenancePages } from './maintenance.js';
 import { consoleCsrfValid } from './session.js';
@@ -94,6 +95,7 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
       registerMaintenancePages(c, kit);
       registerClientPages(c, kit);
       registerUserPages(c, kit);
+      registerInvitationPages(c, kit);
       registerGrantPages(c, kit);
       registerWebhookPages(c, kit);
     },

@@ -5,6 +5,11 @@ import { errorSummary, field, notice, table, when, type Errors } from './compone
 // The bodies of the Users section: the list with the form that adds a user, and a user's page
 // (admin rights, password, removal).
 
+/** Whether an address is verified: a word, not a colour alone. */
+function verifiedMark(verified: boolean): Html {
+  return verified ? html`<span class="tag on">verified</span>` : html`<span class="tag warn">unverified</span>`;
+}
+
 export interface UsersView {
   base: string;
   csrf: string;
@@ -19,7 +24,8 @@ export function usersBody(v: UsersView): Html {
   const rows = v.users.map((u) => [
     html`<a href="${v.base}/users/${u.id}">${u.username}</a>`,
     u.admin ? html`<span class="tag on">admin</span>` : html`<span class="muted">no</span>`,
-    u.email ? html`${u.email}${u.emailVerified ? '' : html` <span class="muted">(unverified)</span>`}` : html`<span class="muted">none</span>`,
+    // One element: on a phone the cell is a grid of its label and its content.
+    u.email ? html`<span>${u.email} ${verifiedMark(u.emailVerified)}</span>` : html`<span class="muted">none</span>`,
     html`<code>user:${u.id}</code>`,
     when(u.createdAt),
   ]);
@@ -69,7 +75,11 @@ ${notice(v.notice)}
 <dt>Id</dt><dd><code>${u.id}</code></dd>
 <dt>Subject</dt><dd><code>user:${u.id}</code></dd>
 <dt>Name</dt><dd>${u.name ?? html`<span class="muted">none</span>`}</dd>
-<dt>E-mail</dt><dd>${u.email ? html`${u.email} <span class="muted">(${u.emailVerified ? 'verified' : 'unverified'})</span>` : html`<span class="muted">none</span>`}</dd>
+<dt>E-mail</dt><dd>${u.email ? html`${u.email} ${verifiedMark(u.emailVerified)}` : html`<span class="muted">none</span>`}${
+  u.email && !u.emailVerified
+    ? html`<form method="post" action="${v.base}/users/${u.id}/verification" class="after">${csrfField(v.csrf)}<button type="submit" class="small-button">Resend verification link</button></form>`
+    : ''
+}</dd>
 <dt>Admin</dt><dd>${u.admin ? 'yes' : 'no'}</dd>
 <dt>Added</dt><dd>${when(u.createdAt)}</dd>
 <dt>Live grants</dt><dd><a href="${v.base}/grants?user=${encodeURIComponent(u.username)}">${v.grants}</a></dd>

@@ -6,10 +6,13 @@ import { confirmBody } from './components.js';
 import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
 import { consoleSignIn, startConsoleSession } from './session.js';
 import { AMR } from '../../authserver/sessions.js';
+import { audit } from '../../authserver/audit.js';
+import { resendVerification } from '../../authserver/model/lifecycle.js';
+import { asSentence } from '../../contract/errors.js';
 import { userBody, usersBody } from './users-view.js';
 
-// The console's user pages: list and add, a user's page (admin right, password), remove after a
-// confirmation page. The signed-in admin cannot take their own right away or remove themselves
+// The console's user pages: list and add, a user's page (admin right, profile, password, a new
+// verification link for an unverified address), remove after a confirmation page. The signed-in admin cannot take their own right away or remove themselves
 // here (the CLI or another admin can): the console would lock them out mid-way.
 
 const DONE: Record<string, string> = {
@@ -54,7 +57,8 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
       const user = await userOf(request);
       if (!user) return missing(reply, s);
       const done = (request.query as Record<string, unknown>).done;
-      return userPage(reply, s, 200, user, undefined, typeof done === 'string' && Object.hasOwn(DONE, done) ? DONE[done] : undefined);
+      const notice = done === 'verification' ? `A new verification link was sent to ${user.email ?? 'them'}; earlier links no longer work.` : typeof done === 'string' && Object.hasOwn(DONE, done) ? DONE[done] : undefined;
+      return userPage(reply, s, 200, user, undefined, notice);
     }),
   });
 
@@ -79,6 +83,20 @@ export function registerUserPages(app: FastifyInstance, kit: ConsoleKit): void {
       if (!('ok' in outcome)) return userPage(reply, s, outcome.status, user, outcome, undefined, profile);
       if (!outcome.ok) return missing(reply, s);
       return kit.redirect(reply, `/users/${user.id}?done=profile`);
+    }),
+  });
+
+  kit.route(app, '/users/:id/verification', {
+    POST: kit.guard(async (request, reply, s) => {
+      const user = await userOf(request);
+      if (!user) return missing(reply, s);
+      const actor = userSubject(s.admin.id);
+      const outcome = await ConsoleKit.attempt(() => resendVerification(ctx, user, actor), 'email');
+      if (!('ok' in outcome)) return kit.message(reply, s, outcome.status, 'Not sent', asSentence(outcome.message), 'users');
+      if (outcome.ok === 'verified') return kit.message(reply, s, 409, 'Verified already', `The address of ${user.username} is verified already: nothing was sent.`, 'users');
+      if (outcome.ok === 'no-email') return kit.message(reply, s, 400, 'No address', `${user.username} has no e-mail address: set one in their profile first.`, 'users');
+      audit(ctx, request.log, 'verification.sent', { subject: userSubject(user.id), actor, reason: 'admin console' });
+      return kit.redirect(reply, `/users/${user.id}?done=verification`);
     }),
   });
 

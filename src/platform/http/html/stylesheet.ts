@@ -101,7 +101,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console .brand{font-weight:700;letter-spacing:.02em;color:var(--text);text-decoration:none;margin-right:auto}
 .console .brand span{color:var(--muted);font-weight:500}
 .console nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem}
-.console nav a{display:block;padding:.4rem .7rem;border-radius:8px;color:var(--text);text-decoration:none}
+.console nav a{display:block;padding:.4rem .6rem;border-radius:8px;color:var(--text);text-decoration:none}
 .console nav a:hover{background:var(--soft)}
 .console nav a[aria-current=page]{background:var(--accent-soft);color:var(--accent);font-weight:600}
 .console .who{display:flex;align-items:center;gap:.6rem;font-size:.9rem;color:var(--muted)}
@@ -161,6 +161,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console .danger{background:var(--danger);border-color:var(--danger);color:#fff}
 .console .danger:hover{background:var(--danger);filter:brightness(1.1)}
 .console .small-button{padding:.25rem .6rem;font-size:.875rem}
+.console form.after{margin:.4rem 0 0}
 .console button.link{padding:0;border:0;background:none;color:var(--accent);font-weight:500;text-decoration:underline;text-underline-offset:2px}
 .console .notice,.console .alert,.console .banner{margin:0 0 1.25rem;padding:.75rem 1rem;border-radius:10px;border:1px solid}
 .console .notice{border-color:var(--ok);background:var(--ok-soft);color:var(--ok)}
@@ -186,7 +187,7 @@ body.card-page{min-height:100vh;display:flex;align-items:center;justify-content:
 .console table.list,.console table.list tbody,.console table.list tr,.console table.list td{display:block;width:100%}
 .console table.list tr{padding:.6rem .9rem;border-bottom:1px solid var(--line)}
 .console table.list tbody tr:last-child{border-bottom:0}
-.console table.list td{display:grid;grid-template-columns:6.5rem minmax(0,1fr);justify-items:start;gap:.75rem;padding:.2rem 0;border:0}
+.console table.list td{display:grid;grid-template-columns:6.5rem minmax(0,1fr);justify-items:start;gap:.75rem;padding:.2rem 0;border:0;overflow-wrap:anywhere}
 .console table.list td::before{content:attr(data-label);font-size:.8rem;font-weight:600;color:var(--muted);padding-top:.1rem}
 .console table.list td.actions{display:block;padding-top:.5rem;text-align:left;white-space:normal}
 .console table.list td.actions::before{content:none}
