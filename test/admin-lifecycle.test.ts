@@ -199,3 +199,36 @@ test('the OpenAPI document lists the new operations', async () => {
   assert.ok(doc.paths['/admin/v1/invitations/{id}'].delete);
   assert.ok(doc.paths['/admin/v1/users/{user}/verification'].post['responses']['202']);
 });
+
+test('API and console: the mail queue, each mail with its status, attempts and last error, never its content', async () => {
+  const made = await call('POST', '/invitations', { email: 'mailwatch@example.org' });
+  assert.equal(made.status, 201, made.text);
+  // A dispatcher whose SMTP server refuses connections: the mail's first attempt fails and waits for its retry.
+  const { MailDispatcher } = await import('../src/platform/mail/dispatcher.js');
+  const dispatcher = new MailDispatcher({ store: server.ctx.store, settings: { smtp: 'smtp://127.0.0.1:1', from: 'gatehouse <no-reply@localhost>', dataDir: server.dataDir }, sealer: server.ctx.sealer, info: () => {}, warn: () => {} });
+  dispatcher.start();
+  try {
+    let mail: Json | undefined;
+    for (let i = 0; i < 100 && !mail?.last_error; i++) {
+      const listed = await call('GET', '/mail?status=pending&limit=50');
+      assert.equal(listed.status, 200, listed.text);
+      mail = listed.body.find((m: Json) => m.recipient === 'mailwatch@example.org');
+      if (!mail?.last_error) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(mail?.last_error, 'the failed attempt is recorded');
+    assert.deepEqual(Object.keys(mail), ['id', 'kind', 'recipient', 'subject', 'status', 'attempts', 'created_at', 'next_at', 'sent_at', 'last_error']);
+    assert.equal(mail.kind, 'invite');
+    assert.equal(mail.attempts, 1);
+    assert.ok(Date.parse(mail.next_at) > Date.now(), 'retried later');
+    assert.ok(!JSON.stringify(mail).includes('signup?invite='), 'no link in the listing');
+    assert.deepEqual((await call('GET', '/mail?status=sent')).body.filter((m: Json) => m.recipient === 'mailwatch@example.org'), []);
+    const dashboard = await page(server, jar, '/admin');
+    assert.match(unescapeHtml(dashboard.html), /Mail not delivered/);
+    assert.match(unescapeHtml(dashboard.html), /Retrying at .*invite to mailwatch@example\.org, 1 attempt/);
+  } finally {
+    await dispatcher.stop();
+  }
+  assertApiError(await call('GET', '/mail?status=lost'), 400);
+  assertApiError(await call('GET', '/mail?colour=red'), 400);
+  assertApiError(await call('GET', '/mail', undefined, ''), 401);
+});

@@ -7,6 +7,7 @@ import { routeMethods } from '../platform/http/routes.js';
 import { audit } from '../authserver/audit.js';
 import { describeInvitation, inviteUser, listInvitations, resendVerification, revokeInvitation } from '../authserver/model/lifecycle.js';
 import { userSubject } from '../authserver/model/users.js';
+import { listMails, type ListedMail, type MailStatus } from '../platform/mail/list.js';
 import { ADMIN_API, actorOf, model, op, userByKey, type Created } from './api-kit.js';
 import * as S from './schemas.js';
 
@@ -14,7 +15,32 @@ import * as S from './schemas.js';
 // invite or open) and a new verification link for a user. The model (authserver/model/lifecycle.ts)
 // makes the link and queues its mail in one write; each action is an audit line with its admin.
 
+/** A mail as the admin API lists it: times as ISO strings, no parts. */
+export function describeMail(m: ListedMail): Record<string, unknown> {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return { id: m.id, kind: m.kind, recipient: m.recipient, subject: m.subject, status: m.status, attempts: m.attempts, created_at: iso(m.created_at), next_at: m.status === 'pending' ? iso(m.next_at) : null, sent_at: iso(m.sent_at), last_error: m.last_error };
+}
+
 export function registerLifecycleRoutes(admin: FastifyInstance, ctx: AppContext, created: Created, options: object): void {
+  routeMethods(
+    admin,
+    `${ADMIN_API}/mail`,
+    {
+      GET: {
+        schema: op({
+          operationId: 'admin_list_mail',
+          summary: 'The mail outbox, newest first: each mail with its status, attempts and last error (never its content); page with before=<the last id>',
+          querystring: S.MailQuery(ctx.config.api),
+          response: S.answers({ 200: ['OK', Type.Array(S.Mail)] }, 400, 401, 403),
+        }),
+        handler: async (request) => {
+          const q = request.query as S.MailQuery;
+          return (await listMails(ctx.store, { status: q.status as MailStatus | undefined, limit: q.limit ?? ctx.config.api.defaultLimit, before: q.before })).map(describeMail);
+        },
+      },
+    },
+    options,
+  );
   routeMethods(
     admin,
     `${ADMIN_API}/invitations`,

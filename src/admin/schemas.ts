@@ -179,6 +179,31 @@ export const Invitation = Type.Object({
   expires_at: Time(),
 });
 
+/** A mail of the outbox as operators see it (never its parts: they held a link's secret). */
+export const Mail = Type.Object({
+  id: Text(),
+  kind: Text('What it is: verify, signup-taken, invite, reset, password-reset, email-change, email-change-notice, email-changed'),
+  recipient: Text(),
+  subject: Text(),
+  status: Type.String({ enum: ['pending', 'sent', 'failed'], description: 'pending: waiting for its first or next attempt; failed: given up 24 h after it was queued' }),
+  attempts: Type.Integer(),
+  created_at: Time(),
+  next_at: TimeOrNull(),
+  sent_at: TimeOrNull(),
+  last_error: TextOrNull('What the last failed attempt was told'),
+});
+
+export const MailQuery = (api: { defaultLimit: number; maxLimit: number }) =>
+  Type.Object(
+    {
+      status: Type.Optional(Type.String({ enum: ['pending', 'sent', 'failed'], problem: 'must be pending, sent or failed', errorSummary: 'Invalid status' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: api.maxLimit, default: api.defaultLimit, problem: `must be an integer from 1 to ${api.maxLimit}`, errorSummary: 'Invalid limit' })),
+      before: Type.Optional(Type.String({ minLength: 1, description: 'Only mails older than this id (the last id of the previous page)', problem: 'must be a mail id', errorSummary: 'Invalid before' })),
+    },
+    { additionalProperties: false, problem: 'unknown (parameters: status, limit, before)', errorSummary: 'Unknown query parameter' },
+  );
+export type MailQuery = Static<ReturnType<typeof MailQuery>>;
+
 export const VerificationSent = Type.Object({ status: Type.String({ enum: ['sent'], description: 'A new verification link was mailed; earlier links stop working' }) });
 
 export const Grant = Type.Object({
