@@ -212,7 +212,7 @@ test('every kind of mail, its HTML part as a mail program shows it: a document w
   const base = 'https://accounts.zoo-keepers.example.org/oauth';
   const token = (path: string) => `${base}/${path}?token=3f9c2e7a1b0d4c6e8f2a5b7c9d1e3f5a.k7Xq2pLmN9vR4sT8wY1zA3bC6dE0fG5hJ2kL8mN4pQ`;
   const mails = [
-    verifyMail(ADDRESS, 'nia', token('verify')),
+    verifyMail(ADDRESS, token('verify')),
     signupTakenMail(ADDRESS, `${base}/account`, `${base}/reset`),
     inviteMail(ADDRESS, `${base}/signup?invite=9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d.Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe`),
     resetMail(ADDRESS, 'nia', token('reset')),

@@ -75,16 +75,28 @@ class OwnedRecordsOfStore implements OwnedRecords {
       for (const model of this.models) {
         const children = model.children.map((name) => this.registry.get(name)!);
         for (;;) {
-          const batch = await write(this.store, (tx) => this.deleteBatch(tx, model, children, subject, actor));
+          const batch = await this.retried(() => write(this.store, (tx) => this.deleteBatch(tx, model, children, subject, actor)));
           deleted += batch.deleted;
           onProgress?.(deleted);
-          if (batch.read < DELETION_BATCH) break;
+          // Done with this collection only when a read finds nothing left (a record skipped as changed is read again).
+          if (batch.read === 0) break;
         }
       }
       await write(this.store, (tx) => deleteSettingIn(tx, MARKER + subject));
       return deleted;
     } finally {
       this.running.delete(subject);
+    }
+  }
+
+  /** A batch that met a record changed while it ran is run again (a few times: a record written to that often is being fought over). */
+  private async retried<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (e) {
+        if (!(e instanceof RecordChangedMeanwhile) || attempt >= 5) throw e;
+      }
     }
   }
 
@@ -95,7 +107,8 @@ class OwnedRecordsOfStore implements OwnedRecords {
     let deleted = 0;
     for (const row of rows) {
       const removed = await deleteRecordTree(tx, model, row, children, now);
-      if (!removed) continue; // changed meanwhile: read again by the next batch
+      // Changed meanwhile: the whole batch rolls back (its children's deletions with it, which had no events yet) and is tried again.
+      if (!removed) throw new RecordChangedMeanwhile();
       // As a DELETE of the API: each child's record.deleted before its parent's.
       for (const child of removed) tx.emit({ type: 'record.deleted', collection: child.collection.name, record_id: child.id, owner: child.owner, actor, data: null });
       tx.emit({ type: 'record.deleted', collection: model.name, record_id: row.id, owner: row.owner, actor, data: null });
@@ -115,3 +128,6 @@ class OwnedRecordsOfStore implements OwnedRecords {
     return deleted;
   }
 }
+
+/** A record of the batch changed between its read and its deletion. */
+class RecordChangedMeanwhile extends Error {}

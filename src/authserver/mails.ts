@@ -10,9 +10,10 @@ function mail(kind: string, to: string, subject: string, content: Parameters<typ
   return { kind, to, subject, link, ...mailParts(content, subject) };
 }
 
-export const verifyMail = (to: string, username: string, link: string) =>
+/** To an address nobody has proved yet: nothing the person who typed it chose (their user name) is in it. */
+export const verifyMail = (to: string, link: string) =>
   mail('verify', to, 'Confirm your e-mail address', {
-    greeting: `Hello ${username},`,
+    greeting: 'Hello,',
     paragraphs: ['Please confirm that this is your e-mail address to finish setting up your gatehouse account.'],
     link: { url: link, label: 'Confirm my address' },
     after: ['The link works once, for 24 hours.', 'If you did not make an account, you can ignore this mail: without the confirmation, the account cannot be used.'],
@@ -63,7 +64,7 @@ export const emailChangeNoticeMail = (to: string, username: string, next: string
   mail('email-change-notice', to, 'A change of your e-mail address was asked', {
     greeting: `Hello ${username},`,
     paragraphs: [`Someone signed in to your gatehouse account asked to change its e-mail address to ${next}. It changes only when the link mailed to that address is opened.`],
-    after: ['If this was not you, sign in, change your password and tell your administrator.'],
+    after: ['If this was not you, change your password at once (or ask for a new one with "Forgot your password?"): that cancels the change. Then tell your administrator.'],
   });
 
 export const emailChangedMail = (to: string, username: string, next: string) =>

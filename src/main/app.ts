@@ -33,7 +33,8 @@ export interface BuildOptions {
 
 /** A URL with the secret part of `token=`/`invite=` values cut (`<selector>.…`): what request logs show. */
 export function withoutLinkSecrets(url: string): string {
-  return url.replace(/([?&](?:token|invite)=)([^&.]*)[^&]*/g, (_m, key: string, selector: string) => `${key}${selector}.…`);
+  // The selector is 32 hex digits; whatever follows it (the dot, or %2E, and the secret) is cut.
+  return url.replace(/([?&](?:token|invite)=)([0-9a-fA-F]{0,32})[^&]*/g, (_m, key: string, selector: string) => `${key}${selector}.…`);
 }
 
 /** Assembles the HTTPS application: the cross-cutting HTTP policy, then the two servers (docs/oauth.md, docs/api.md). */

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { modelProblem } from '../../contract/errors.js';
+import { sha256 } from '../../platform/crypto/secrets.js';
 import { asSentence } from '../../contract/errors.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
 import { checkedForm, sendCardPage } from '../authorize/pages.js';
@@ -15,7 +16,7 @@ import { checkMailPage, confirmLinkPage, donePage, newPasswordPage, resetRequest
 // page; its button (a CSRF-checked POST) uses the link, so a mail scanner that follows links
 // spends nothing.
 
-/** Sign-ups and reset requests an address (IP) may make in an hour; per address or name typed, fewer. */
+/** Sign-ups and reset requests an IP address may make in an hour; sign-ups per address typed, fewer. */
 const PER_IP = 20;
 const PER_NAME = 5;
 
@@ -34,8 +35,13 @@ async function csrf(ctx: AppContext, request: FastifyRequest, reply: FastifyRepl
 }
 
 /** Counts a use of a mailing form by IP and by what was typed; refused: the 429 page was sent, true. */
-async function overLimit(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, form: string, typed: string): Promise<boolean> {
-  for (const [key, max] of [[`${form}:ip:${request.ip}`, PER_IP], [`${form}:name:${typed.trim().toLowerCase()}`, PER_NAME]] as const) {
+async function overLimit(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, form: 'signup' | 'reset', typed: string): Promise<boolean> {
+  // The typed value is hashed into the key (any length typed, one short key). A reset is not
+  // counted per name: a stranger could use that up for its owner (model/lifecycle.ts spaces
+  // reset mails out instead).
+  const keys: [string, number][] = [[`${form}:ip:${request.ip}`, PER_IP]];
+  if (form === 'signup') keys.push([`${form}:name:${sha256(typed.trim().toLowerCase())}`, PER_NAME]);
+  for (const [key, max] of keys) {
     const outcome = await formAttempt(ctx, key, max);
     if ('retryAfter' in outcome) {
       reply.header('retry-after', throttled(outcome.retryAfter).headers['retry-after']);

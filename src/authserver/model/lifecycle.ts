@@ -15,7 +15,8 @@ import {
   markEmailVerified,
   updateUserPassword,
 } from '../store/users.js';
-import { emailProblem, passwordProblem, usernameProblem, userEvent, type User } from './users.js';
+import { emailProblem, passwordProblem, usernameProblem, userEvent, userSubject, type User } from './users.js';
+import { revokeAllOf } from '../tokens.js';
 
 // The user's lifecycle by e-mail (docs/users.md): sign-up (auth.signup), the verification of an
 // address, invitations, password reset, e-mail change. Each link carries a single-use secret
@@ -103,8 +104,19 @@ export async function signUp(ctx: AppContext, input: SignUpInput, now = Date.now
   const email = invitation ? invitation.email! : input.email.trim();
   checkSignUpInput(input.username, email, input.password);
   const passwordHash = await hashPassword(input.password);
+  const taken = () => new AlreadyExists(`the username "${input.username}" is taken: choose another`);
+  try {
+    return await write(ctx.store, (tx) => makeAccount(ctx, tx, input, email, passwordHash, invitation, now));
+  } catch (e) {
+    // Two sign-ups racing for one name: the unique index refuses the second (PostgreSQL), said as a taken name.
+    if (!(e instanceof AlreadyExists) && !(e instanceof NotApplicable) && (await findUserRecordByUsername(ctx.store, input.username))) throw taken();
+    throw e;
+  }
+}
+
+async function makeAccount(ctx: AppContext, tx: WriteTx, input: SignUpInput, email: string, passwordHash: string, invitation: UserTokenRow | null, now: number): Promise<{ user: User | null; email: string }> {
   const paths = lifecyclePaths(ctx);
-  return write(ctx.store, async (tx) => {
+  {
     if (await findUserRecordByUsername(tx, input.username)) throw new AlreadyExists(`the username "${input.username}" is taken: choose another`);
     if (!invitation && (await findUserRecordsByEmail(tx, email, 1)).length) {
       await sendIfAllowed(ctx, tx, signupTakenMail(email, paths.account, paths.reset));
@@ -115,9 +127,10 @@ export async function signUp(ctx: AppContext, input: SignUpInput, now = Date.now
     const user: User = { id: newTimeOrderedId(), username: input.username, admin: false, createdAt: now, email, emailVerified: invitation !== null, name: null, updatedAt: null };
     await insertUser(tx, { ...user, passwordHash, verificationPending: pending });
     userEvent(tx, 'user.created', user, `user:${user.id}`);
-    if (!invitation) await send(ctx, tx, verifyMail(email, user.username, `${paths.verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, null, now)}`));
+    // Over the address's quota the account is made all the same (a taken address is not told either): its next sign-in mails a new link.
+    if (!invitation) await sendIfAllowed(ctx, tx, verifyMail(email, `${paths.verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, null, now)}`));
     return { user, email };
-  });
+  }
 }
 
 /** Mails a new verification link to a user whose address is not verified (the login page does it for them; an operator from the console). */
@@ -127,7 +140,7 @@ export async function resendVerification(ctx: AppContext, user: User, actor: str
   const email = user.email;
   await write(ctx.store, async (tx) => {
     await endUserTokens(tx, user.id, 'verify', now);
-    await send(ctx, tx, verifyMail(email, user.username, `${lifecyclePaths(ctx).verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, actor, now)}`));
+    await send(ctx, tx, verifyMail(email, `${lifecyclePaths(ctx).verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, actor, now)}`));
   });
   return 'sent';
 }
@@ -156,6 +169,7 @@ export async function verifyEmailLink(ctx: AppContext, token: string | undefined
     userEvent(tx, 'user.updated', updated, `user:${user.id}`);
     if (row.purpose === 'email') {
       await endUserTokens(tx, user.id, 'email', now);
+      await endUserTokens(tx, user.id, 'reset', now);
       if (user.email && user.email.toLowerCase() !== email.toLowerCase()) await sendIfAllowed(ctx, tx, emailChangedMail(user.email, user.username, email));
       return { user: updated, outcome: 'changed' as const };
     }
@@ -171,17 +185,35 @@ export async function verifyEmailLink(ctx: AppContext, token: string | undefined
 export async function requestPasswordReset(ctx: AppContext, login: string, now = Date.now()): Promise<void> {
   const name = login.trim();
   if (!name || name.length > 254) return;
+  // A user name and an address may both match (a user name may hold an @): each account named gets its link.
   const byName = await findUserRecordByUsername(ctx.store, name);
-  const users = byName ? [byName] : name.includes('@') ? await findUserRecordsByEmail(ctx.store, name, 5) : [];
+  const byEmail = name.includes('@') ? await findUserRecordsByEmail(ctx.store, name, 5) : [];
+  const users = [...(byName ? [byName] : []), ...byEmail.filter((u) => u.id !== byName?.id)];
   for (const user of users) {
     if (!user.email) continue;
     const email = user.email;
+    // A link mailed in the last minutes is still on its way or in the mailbox: no second one (a stranger's requests cannot spend the address's quota faster).
+    const live = await findLiveUserToken(ctx.store, user.id, 'reset', now);
+    if (live && Number(live.created_at) > now - RESET_COOLDOWN_MS) continue;
     await write(ctx.store, async (tx) => {
       const token = await issueToken(tx, 'reset', { userId: user.id, email }, null, now);
-      await sendIfAllowed(ctx, tx, resetMail(email, user.username, `${lifecyclePaths(ctx).reset}?token=${token}`));
+      // Over the quota, no link is left behind without its mail.
+      if (!(await sendIfAllowed(ctx, tx, resetMail(email, user.username, `${lifecyclePaths(ctx).reset}?token=${token}`)))) throw new NothingSent();
+    }).catch((e) => {
+      if (!(e instanceof NothingSent)) throw e;
     });
   }
 }
+
+/** A write whose mail was over its quota: rolled back. */
+class NothingSent extends Error {}
+
+/**
+ * No second reset link within this time of the last one: a stranger asking for someone's reset
+ * makes at most 4 mails an hour, below the address's quota of 5, and the owner's own request
+ * finds the link of the last 15 minutes in their mailbox, valid for the rest of its hour.
+ */
+export const RESET_COOLDOWN_MS = 15 * 60_000;
 
 /** The user a reset link is for, while it is valid (the new-password form); it is not used up. */
 export async function openResetLink(ctx: AppContext, token: string | undefined, now = Date.now()): Promise<User | null> {
@@ -202,12 +234,17 @@ export async function resetPassword(ctx: AppContext, token: string | undefined, 
   const hash = await hashPassword(password);
   return write(ctx.store, async (tx) => {
     const user = await findUserRecordById(tx, row.user_id!);
-    if (!user || !(await useUserToken(tx, row.id, now))) return null;
+    // A link mailed to an address the account no longer has opens nothing.
+    if (!user || (user.email ?? '').toLowerCase() !== (row.email ?? '').toLowerCase() || !(await useUserToken(tx, row.id, now))) return null;
     await updateUserPassword(tx, user.id, hash);
     await deleteSessionsOfUser(tx, user.id);
+    // A reset is a recovery: whatever someone else may have set going ends with it — the other
+    // reset links, an e-mail change waiting for its link, and the applications' grants and tokens.
     await endUserTokens(tx, user.id, 'reset', now);
+    await endUserTokens(tx, user.id, 'email', now);
+    await revokeAllOf(ctx, tx, { subject: userSubject(user.id) }, 'password reset', `user:${user.id}`);
     let updated = user;
-    if (row.email && user.email === row.email && !user.emailVerified) {
+    if (row.email && !user.emailVerified) {
       await markEmailVerified(tx, user.id, row.email, now);
       updated = { ...user, emailVerified: true, updatedAt: now };
     }

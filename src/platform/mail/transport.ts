@@ -110,7 +110,8 @@ class FileTransport implements MailTransport {
 function message(mail: OutgoingMail, from: string): SendMailOptions {
   return {
     from,
-    to: mail.to,
+    // An address object: nodemailer does not parse the text again (a display name in it could redirect the mail).
+    to: { name: '', address: mail.to },
     subject: mail.subject,
     text: mail.text,
     html: mail.html,
