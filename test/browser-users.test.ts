@@ -193,7 +193,7 @@ test('the account page: an e-mail change waits for its link ("Waiting for confir
   await page.getByRole('heading', { name: 'Your profile' }).waitFor();
   await page.getByLabel('Name', { exact: true }).fill('Nia Okonkwo-Abernathy');
   await page.getByLabel(/^E-mail address/).fill(NEW_ADDRESS);
-  await page.getByLabel(/^Your password \(only to change the e-mail address\)/).fill('nia-password-2');
+  await page.getByLabel(/^Your password \(only to change or remove the e-mail address\)/).fill('nia-password-2');
   await page.getByRole('button', { name: 'Save profile' }).click();
   await page.getByText(`Waiting for confirmation: ${NEW_ADDRESS}`).waitFor();
   assert.equal(await page.getByLabel(/^E-mail address/).inputValue(), ADDRESS, 'the old address stays until the link is opened');

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApp, type InProcessApp } from './helpers/app.js';
 import { sqlOf } from '../src/platform/store/sql.js';
-import { inviteUser, listInvitations, openInvitation, requestPasswordReset, resetPassword, revokeInvitation, signUp, verifyEmailLink } from '../src/authserver/model/lifecycle.js';
+import { inviteUser, listInvitations, openInvitation, removeStaleSignUps, requestPasswordReset, resetPassword, revokeInvitation, signUp, verifyEmailLink } from '../src/authserver/model/lifecycle.js';
 import { createUser, findUserByUsername } from '../src/authserver/model/users.js';
 import { signIn } from '../src/authserver/login-throttle.js';
 
@@ -80,6 +80,25 @@ test('a verification link is for the address it was mailed to: after a change of
     assert.equal((await verifyEmailLink(open.ctx, token))?.outcome, 'verified');
     assert.equal(await verifyEmailLink(open.ctx, token), null, 'once');
     assert.ok('user' in (await signIn(open.ctx, log, { username: 'vic', password: 'vic-password-1', ip: '10.0.0.3', clientId: null, via: 'account page' })));
+  } finally {
+    await open.cleanup();
+  }
+});
+
+test('a sign-up never verified is removed after 7 days, with its event; a verified one stays', async () => {
+  const open = await startApp({ config: { auth: { signup: 'open' } } });
+  try {
+    await signUp(open.ctx, { username: 'ghost', email: 'ghost@example.com', password: 'ghost-password-1' });
+    await signUp(open.ctx, { username: 'kept', email: 'kept@example.com', password: 'kept-password-1' });
+    const row = await sqlOf(open.ctx.store).selectFrom('mail_outbox').selectAll().where('recipient', '=', 'kept@example.com').executeTakeFirstOrThrow();
+    const token = new URL((JSON.parse(open.ctx.sealer.open(row.body!, `mail:${row.id}`)) as { link: string }).link).searchParams.get('token')!;
+    assert.equal((await verifyEmailLink(open.ctx, token))?.outcome, 'verified');
+    assert.equal(await removeStaleSignUps(open.ctx, Date.now() + 6 * 86_400_000), 0, 'not yet');
+    assert.equal(await removeStaleSignUps(open.ctx, Date.now() + 8 * 86_400_000), 1);
+    assert.equal(await findUserByUsername(open.ctx, 'ghost'), null);
+    assert.ok(await findUserByUsername(open.ctx, 'kept'));
+    const events = await sqlOf(open.ctx.store).selectFrom('events').select(['type', 'actor']).where('type', '=', 'user.removed').execute();
+    assert.equal(events.length, 1);
   } finally {
     await open.cleanup();
   }

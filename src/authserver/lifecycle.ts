@@ -4,12 +4,13 @@ import { purgeEndedGrants } from './store/grants.js';
 import { purgeSessions } from './store/sessions.js';
 import { purgeChallenges } from './store/factors.js';
 import { purgeUserTokens } from './store/user-tokens.js';
+import { removeStaleSignUps } from './model/lifecycle.js';
 
 export { accessTokenSource } from './access-token-source.js';
 
 /**
  * Deletes what can no longer matter: tokens, codes and grants past their end, ended sessions,
- * closed throttle windows, expired WebAuthn challenges, mailed links long expired. Kept an hour longer than needed so a late request still gets the right error.
+ * closed throttle windows, expired WebAuthn challenges, mailed links long expired, sign-ups never verified. Kept an hour longer than needed so a late request still gets the right error.
  */
 export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()): Promise<Record<string, number>> {
   const cutoff = now - 3_600_000;
@@ -20,5 +21,6 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     webauthn_challenges: await purgeChallenges(ctx.store, now),
     // A mailed link a day past its expiry: "used or expired" is said the same either way.
     user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
+    unverified_signups: await removeStaleSignUps(ctx, now),
   };
 }

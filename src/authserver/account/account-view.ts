@@ -120,7 +120,7 @@ ${hiddenFields({ csrf_token: v.csrf })}
 <input type="email" id="profile-email" name="email" value="${v.profile.email}" autocomplete="email" maxlength="254"${v.pendingEmail ? html` aria-describedby="profile-email-pending"` : ''}>
 ${v.pendingEmail ? html`<p class="muted small" id="profile-email-pending">Waiting for confirmation: <strong>${v.pendingEmail}</strong>. Open the link we sent there to make it your address.</p>` : ''}
 <input type="text" name="username" value="${v.username}" autocomplete="username" hidden>
-<label class="field" for="profile-password">Your password <span class="muted">(only to change the e-mail address)</span></label>
+<label class="field" for="profile-password">Your password <span class="muted">(only to change or remove the e-mail address)</span></label>
 <input type="password" id="profile-password" name="password" autocomplete="current-password">
 <div class="actions"><button type="submit" name="action" value="profile">Save profile</button></div>
 </form>

@@ -280,17 +280,18 @@ const profileOf = (user: User): ProfileForm => ({ name: user.name ?? '', email: 
 async function accountProfile(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, user: User, form: Params) {
   const typed = { name: form.values.get('name') ?? '', email: (form.values.get('email') ?? '').trim() };
   const emailChanges = typed.email !== '' && typed.email.toLowerCase() !== (user.email ?? '').toLowerCase();
+  const emailRemoved = typed.email === '' && user.email !== null;
   const refused = { profile: { ...typed, emailVerified: false } };
   try {
-    if (emailChanges) {
-      // Both fields are checked before either is acted on: a refused form changes nothing.
-      checkProfile({ name: typed.name, email: typed.email });
-      // A new address can take the account over (a reset link goes there): a session alone is
-      // not enough, the password is asked again, as for a second factor.
-      if (!(await passwordAgain(ctx, request, reply, user, form.get('password'), refused))) return reply;
-      await requestEmailChange(ctx, user, typed.email);
-    }
-    await updateProfile(ctx, user.username, emailChanges ? { name: typed.name } : typed, userSubject(user.id));
+    // Both fields are checked before either is acted on: a refused form changes nothing.
+    if (emailChanges) checkProfile({ name: typed.name, email: typed.email });
+    // A new address can take the account over (a reset link goes there), and removing it takes
+    // the way back: a session alone is not enough, the password is asked again, as for a second factor.
+    if ((emailChanges || emailRemoved) && !(await passwordAgain(ctx, request, reply, user, form.get('password'), refused))) return reply;
+    if (emailChanges) await requestEmailChange(ctx, user, typed.email);
+    // The same address in other letters' case is no change (it would lose its verified mark).
+    const changes = emailChanges || !emailRemoved ? { name: typed.name } : { name: typed.name, email: null };
+    await updateProfile(ctx, user.username, changes, userSubject(user.id));
   } catch (e) {
     const problem = modelProblem(e);
     if (!problem) throw e;

@@ -12,10 +12,11 @@ import {
   findUserRecordsByEmail,
   insertUser,
   isVerificationPending,
+  listStaleUnverifiedUsers,
   markEmailVerified,
   updateUserPassword,
 } from '../store/users.js';
-import { emailProblem, passwordProblem, usernameProblem, userEvent, userSubject, type User } from './users.js';
+import { emailProblem, passwordProblem, removeUser, usernameProblem, userEvent, userSubject, type User } from './users.js';
 import { revokeAllOf } from '../tokens.js';
 
 // The user's lifecycle by e-mail (docs/users.md): sign-up (auth.signup), the verification of an
@@ -131,6 +132,20 @@ async function makeAccount(ctx: AppContext, tx: WriteTx, input: SignUpInput, ema
     if (!invitation) await sendIfAllowed(ctx, tx, verifyMail(email, `${paths.verify}?token=${await issueToken(tx, 'verify', { userId: user.id, email }, null, now)}`));
     return { user, email };
   }
+}
+
+/** How long an account made by sign-up may wait for its verification before the sweeper removes it. */
+export const UNVERIFIED_KEPT_MS = 7 * 86_400_000;
+
+/**
+ * Removes the accounts made by sign-up that never verified their address in UNVERIFIED_KEPT_MS
+ * (the sweeper): their names are free again and the table does not grow with abandoned sign-ups.
+ * At most 100 a round, each with its `user.removed`.
+ */
+export async function removeStaleSignUps(ctx: AppContext, now = Date.now()): Promise<number> {
+  let removed = 0;
+  for (const user of await listStaleUnverifiedUsers(ctx.store, now - UNVERIFIED_KEPT_MS, 100)) if (await removeUser(ctx, user.username, null)) removed++;
+  return removed;
 }
 
 /** Mails a new verification link to a user whose address is not verified (the login page does it for them; an operator from the console). */

@@ -118,3 +118,8 @@ export async function isVerificationPending(on: On, id: string): Promise<boolean
 export async function markEmailVerified(tx: WriteTx, id: string, email: string, now: number): Promise<void> {
   await sqlOf(tx).updateTable('users').set({ email, email_verified: 1, verification_pending: 0, updated_at: now }).where('id', '=', id).execute();
 }
+
+/** Users made by sign-up who never verified their address, made before `before` (the sweeper removes them). */
+export async function listStaleUnverifiedUsers(on: On, before: number, limit: number): Promise<UserRecord[]> {
+  return (await sqlOf(on).selectFrom('users').select(PUBLIC_COLUMNS).where('verification_pending', '=', 1).where('created_at', '<', before).orderBy('created_at').limit(limit).execute()).map(fromRow);
+}

@@ -491,6 +491,8 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         // Made by sign-up: cannot sign in until the address is verified (auth.requireVerifiedEmail).
         // Users made by an operator never wait for a link.
         await db.schema.alterTable('users').addColumn('verification_pending', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        // The sweeper removes sign-ups never verified (docs/users.md).
+        await db.schema.createIndex('users_verification_pending').on('users').columns(['verification_pending', 'created_at']).execute();
       },
     },
   };
