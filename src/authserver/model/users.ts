@@ -53,7 +53,7 @@ export const MAX_EMAIL_LENGTH = 254;
 export const MAX_NAME_LENGTH = 100;
 
 export function emailProblem(email: string): string | null {
-  return email.length <= MAX_EMAIL_LENGTH && email.indexOf('@') <= 64 && EMAIL.test(email) ? null : 'an e-mail address is name@domain (letters, digits and . _ + - ; no spaces or names around it), at most 254 characters';
+  return email.length <= MAX_EMAIL_LENGTH && email.indexOf('@') <= 64 && EMAIL.test(email) ? null : 'an e-mail address is name@domain, at most 254 characters';
 }
 
 export function nameProblem(name: string): string | null {
