@@ -1466,7 +1466,7 @@ function buildRequestArb(): fc.Arbitrary<Tpl> {
   });
 }
 
-test(`fuzz: ≥ ${MIN_REQUESTS} generated and mutated requests keep the error policy (FUZZ_SEED=${SEED})`, { timeout: 170_000 }, async () => {
+test(`fuzz: ≥ ${MIN_REQUESTS} generated and mutated requests keep the error policy (FUZZ_SEED=${SEED})`, { timeout: 300_000 }, async () => {
   const started = Date.now();
   requestArb = buildRequestArb();
   // Phase 1: the run is cut into chunks of CHUNK requests, each a seeded fast-check run of its own
