@@ -103,3 +103,45 @@ test('a sign-up never verified is removed after 7 days, with its event; a verifi
     await open.cleanup();
   }
 });
+
+test('the public forms are throttled: 20 reset requests an hour from one IP, 5 sign-ups an hour for one address; the 429 changes nothing', async () => {
+  const { CookieJar, hiddenField, page } = await import('./helpers/oauth.js');
+  const open = await startApp({ config: { auth: { signup: 'open' } } });
+  try {
+    const jar = new CookieJar();
+    const csrf = hiddenField((await page(open, jar, '/oauth/reset')).html, 'csrf_token');
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await page(open, jar, '/oauth/reset', { csrf_token: csrf, login: `someone-${i}` })).status);
+    assert.deepEqual(statuses, [...Array(20).fill(200), 429]);
+
+    const signups: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const p = await page(open, jar, '/oauth/signup', { csrf_token: csrf, username: `flood${i}`, email: 'Flooded@Example.com', password: 'flood-password-1' });
+      signups.push(p.status);
+      if (p.status === 429) assert.ok(p.headers.get('retry-after'));
+    }
+    assert.deepEqual(signups, [200, 200, 200, 200, 200, 429]);
+    assert.equal(await findUserByUsername(open.ctx, 'flood5'), null, 'the refused sign-up made nothing');
+    // Sign-up made the first account and its event; the others found the address taken.
+    const created = await sqlOf(open.ctx.store).selectFrom('events').select(['type', 'actor', 'record_id']).where('type', '=', 'user.created').execute();
+    assert.equal(created.length, 1);
+    assert.equal(created[0].actor, `user:${created[0].record_id}`);
+  } finally {
+    await open.cleanup();
+  }
+});
+
+test('verification is a user.updated event with the address verified', async () => {
+  const open = await startApp({ config: { auth: { signup: 'open' } } });
+  try {
+    const { user } = await signUp(open.ctx, { username: 'evie', email: 'evie@example.com', password: 'evie-password-1' });
+    const row = await sqlOf(open.ctx.store).selectFrom('mail_outbox').selectAll().where('recipient', '=', 'evie@example.com').executeTakeFirstOrThrow();
+    const token = new URL((JSON.parse(open.ctx.sealer.open(row.body!, `mail:${row.id}`)) as { link: string }).link).searchParams.get('token')!;
+    await verifyEmailLink(open.ctx, token);
+    const updated = await sqlOf(open.ctx.store).selectFrom('events').select(['data']).where('type', '=', 'user.updated').where('record_id', '=', user!.id).execute();
+    assert.equal(updated.length, 1);
+    assert.equal(JSON.parse(updated[0].data!).email_verified, true);
+  } finally {
+    await open.cleanup();
+  }
+});
