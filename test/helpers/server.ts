@@ -161,7 +161,11 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? tempDir();
   const configFile = options.configFile ?? writeConfig(dataDir, options.rawConfig ?? testConfig(options.config));
-  const env = { ...process.env, LOG_LEVEL: 'warn', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined, ...options.env };
+  // No overload 503s unless a test asks for them (http-failures, turns-under-load set their own
+  // limit): with several test files at once on two cores, a server's event-loop delay measures the
+  // machine's load, not its own, and a 503 in a test about something else is a false failure
+  // (as the in-process harness, test/helpers/app.ts).
+  const env = { ...process.env, LOG_LEVEL: 'warn', PORT: undefined, HOST: undefined, DATABASE_URL: undefined, REDIS_URL: undefined, GATEHOUSE_MAX_EVENT_LOOP_DELAY: '0', ...options.env };
   const child = spawn(
     process.execPath,
     [CLI, 'serve', '--config', configFile, '--data-dir', dataDir, '--port', '0', ...(options.args ?? [])],
