@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addClient, addUser, basic, decide, hiddenField, page, pkcePair, post, redirectParams, signIn, type RegisteredClient } from './helpers/oauth.js';
 import { sqlOf } from '../src/platform/store/sql.js';
 
@@ -301,4 +302,50 @@ test('prompt=none pushed: the error goes to the client and uses the request up',
   assert.equal(first.status, 302);
   assert.equal(redirectParams(first.location!).get('error'), 'login_required');
   isErrorPage(await page(server, new CookieJar(), target));
+});
+
+test('PostgreSQL, two instances: pushed on one, used on the other (in the browser step, alternately); once only', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
+  const database = await createPgDatabase();
+  // Two instances of one deployment share its secret key (docs/configuration.md, Secrets at rest).
+  const env = { GATEHOUSE_SECRET_KEY: Buffer.alloc(32, 7).toString('base64url') };
+  const [a, b] = [await startApp({ database: database.url, env }), await startApp({ database: database.url, env })];
+  try {
+    const pg = await addClient(a, 'pg-rp', ['--grant', 'authorization_code', '--redirect-uri', CB]);
+    await addUser(a, 'pia', PASSWORD);
+    const { verifier, challenge } = pkcePair();
+    const pushed = await post(a, 'par', { response_type: 'code', redirect_uri: CB, scope: 'zoos:read', state: 'pg', code_challenge: challenge, code_challenge_method: 'S256' }, { auth: basic('pg-rp', pg.client_secret!) });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const target = authorizeWith('pg-rp', pushed.body.request_uri);
+    const jar = new CookieJar();
+    const login = await page(b, jar, target);
+    assert.equal(login.status, 200, login.html);
+    const posted = await page(a, jar, '/oauth/authorize', { request: hiddenField(login.html, 'request'), csrf_token: hiddenField(login.html, 'csrf_token'), step: 'login', username: 'pia', password: PASSWORD });
+    assert.equal(posted.status, 303, posted.html);
+    const consent = await page(b, jar, posted.location!);
+    const [one, two] = await Promise.all([decide(a, jar, consent), decide(b, jar, consent)]);
+    assert.deepEqual([one.status, two.status].sort(), [302, 400], 'one answer across the instances');
+    const done = one.status === 302 ? one : two;
+    const r = await post(b, 'token', { grant_type: 'authorization_code', code: redirectParams(done.location!).get('code')!, redirect_uri: CB, code_verifier: verifier }, { auth: basic('pg-rp', pg.client_secret!) });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    isErrorPage(await page(a, new CookieJar(), target));
+  } finally {
+    await a.cleanup();
+    await b.cleanup();
+    await database.drop();
+  }
+});
+
+test("a browser app may push from a client's origin (CORS, as at the token endpoint)", async () => {
+  const preflight = await server.fetch('/oauth/par', { method: 'OPTIONS', headers: { origin: 'https://rp.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://rp.example');
+  const pushed = await server.fetch('/oauth/par', {
+    method: 'POST',
+    headers: { origin: 'https://rp.example', 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: 'spa', response_type: 'code', redirect_uri: CB, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }).toString(),
+  });
+  assert.equal(pushed.status, 201);
+  assert.equal(pushed.headers.get('access-control-allow-origin'), 'https://rp.example');
+  const elsewhere = await server.fetch('/oauth/par', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+  assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
 });
