@@ -349,3 +349,31 @@ test("a browser app may push from a client's origin (CORS, as at the token endpo
   const elsewhere = await server.fetch('/oauth/par', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
   assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
 });
+
+test('the implicit grant pushed: tokens in the fragment, then the request_uri is used up', async () => {
+  const secret = (await server.cli(['client', 'add', 'rp-implicit-3', '--grant', 'implicit', '--redirect-uri', CB])).stdout;
+  const r = await post(server, 'par', { response_type: 'token', redirect_uri: CB, scope: 'zoos:read', state: 'imp' }, { auth: basic('rp-implicit-3', JSON.parse(secret).client_secret) });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const target = authorizeWith('rp-implicit-3', r.body.request_uri);
+  const { done, jar } = await browse(target);
+  assert.equal(done.status, 302, done.html);
+  const fragment = redirectParams(done.location!, 'fragment');
+  assert.ok(fragment.get('access_token'));
+  assert.equal(fragment.get('state'), 'imp');
+  isErrorPage(await page(server, jar, target));
+});
+
+test('a JSON push: the same checks; a value that is not text is refused', async () => {
+  const { challenge } = pkcePair();
+  const ok = await post(server, 'par', { response_type: 'code', redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256' }, { auth: rpAuth(), json: true });
+  assert.equal(ok.status, 201, JSON.stringify(ok.body));
+  const before = await pushedCount();
+  const res = await server.fetch('/oauth/par', {
+    method: 'POST',
+    headers: { authorization: rpAuth(), 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ response_type: 'code', redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256', scope: ['zoos:read'] }),
+  });
+  assert.equal(res.status, 400);
+  assert.equal(((await res.json()) as { error: string }).error, 'invalid_request');
+  assert.equal(await pushedCount(), before);
+});

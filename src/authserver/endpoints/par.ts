@@ -24,7 +24,8 @@ export function parEndpoint(ctx: AppContext) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     setNoStore(reply);
     const body = bodyParams(request);
-    body.requireSingle(['client_id', 'client_secret']);
+    // Repeats of the request's own parameters are request.ts's to judge; a JSON value that is not text is refused here.
+    body.requireSingle(['client_id', 'client_secret', ...body.malformed]);
     let caller;
     try {
       caller = await authenticateClient(ctx, request, body);
