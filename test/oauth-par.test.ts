@@ -377,3 +377,23 @@ test('a JSON push: the same checks; a value that is not text is refused', async 
   assert.equal(((await res.json()) as { error: string }).error, 'invalid_request');
   assert.equal(await pushedCount(), before);
 });
+
+test('auth.requirePushedAuthorizationRequests: every client must push; the metadata says so', async () => {
+  const strict = await startApp({ config: { auth: { requirePushedAuthorizationRequests: true } } });
+  try {
+    const meta = await strict.json('GET', '/.well-known/oauth-authorization-server');
+    assert.equal(meta.body.require_pushed_authorization_requests, true);
+    const c = await addClient(strict, 'any', ['--grant', 'authorization_code', '--redirect-uri', CB]);
+    const { challenge } = pkcePair();
+    const direct = await page(strict, new CookieJar(), `/oauth/authorize?${new URLSearchParams({ client_id: 'any', response_type: 'code', redirect_uri: CB, state: 's', code_challenge: challenge, code_challenge_method: 'S256' })}`);
+    assert.equal(direct.status, 302);
+    assert.equal(redirectParams(direct.location!).get('error'), 'invalid_request');
+    const pushed = await post(strict, 'par', { response_type: 'code', redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256' }, { auth: basic('any', c.client_secret!) });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const login = await page(strict, new CookieJar(), authorizeWith('any', pushed.body.request_uri));
+    assert.equal(login.status, 200);
+    assert.match(login.html, /name="password"/);
+  } finally {
+    await strict.cleanup();
+  }
+});
