@@ -73,6 +73,8 @@ const Auth = Type.Object(
     signup: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'closed' }),
     /** An account whose e-mail address is not verified cannot sign in (sign-up mails the link). */
     requireVerifiedEmail: Type.Boolean({ default: true }),
+    /** RFC 9126: every client's authorization requests must be pushed to {auth_url}/par first (else only those registered --require-par). */
+    requirePushedAuthorizationRequests: Type.Boolean({ default: false }),
   },
   { additionalProperties: false, default: {} },
 );
