@@ -16,6 +16,7 @@ interface ClientOptions extends CommonOptions {
   verified?: boolean;
   introspect?: boolean;
   requirePkce?: boolean;
+  dpop?: boolean;
   postLogoutRedirectUri: string[];
   idTokenSignedResponseAlg?: string;
 }
@@ -36,6 +37,7 @@ const FLAGS: Record<string, string> = {
   uri: '--uri',
   introspect: '--introspect',
   require_pkce: '--require-pkce',
+  dpop_bound_access_tokens: '--dpop',
   post_logout_redirect_uris: '--post-logout-redirect-uri',
   id_token_signed_response_alg: '--id-token-signed-response-alg',
 };
@@ -56,6 +58,7 @@ export function clientCommand(program: Command): void {
     .option('--verified', 'you vouch for this application: the consent page shows no "not verified" note')
     .option('--introspect', 'a resource server: it may introspect every client\'s tokens (a client may always introspect its own)')
     .option('--require-pkce', 'its authorization code requests must carry a PKCE challenge (S256), though it is confidential')
+    .option('--dpop', 'its token requests must carry a DPoP proof: its tokens are always bound to its key (RFC 9449)')
     .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
     .option('--post-logout-redirect-uri <uri>', 'OpenID Connect: where RP-initiated logout may send the browser back (repeatable)', collect, [])
     .option('--id-token-signed-response-alg <alg>', 'OpenID Connect: RS256 | ES256, how its ID tokens are signed (default RS256)')
@@ -76,6 +79,7 @@ export function clientCommand(program: Command): void {
             verified: opts.verified === true,
             introspect: opts.introspect === true,
             requirePkce: opts.requirePkce === true,
+            dpopBound: opts.dpop === true,
             postLogoutRedirectUris: opts.postLogoutRedirectUri,
             idTokenSignedResponseAlg: opts.idTokenSignedResponseAlg,
           }),

@@ -81,6 +81,7 @@ const LABELS: Record<string, string> = {
   collections: 'Collections',
   introspect: 'Resource server',
   require_pkce: 'PKCE',
+  dpop_bound_access_tokens: 'DPoP',
 };
 
 function label(name: string): string {

@@ -50,6 +50,8 @@ export interface NewClient {
   idTokenSignedResponseAlg?: string;
   /** OpenID Connect: where RP-initiated logout may send the browser back (absolute, no fragment). */
   postLogoutRedirectUris?: string[];
+  /** Its token requests must carry a DPoP proof (RFC 9449): its tokens are always bound to a key. */
+  dpopBound?: boolean;
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -121,6 +123,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     const problem = redirectUriProblem(uri);
     if (problem) bad('post_logout_redirect_uris', problem);
   }
+  if (input.dpopBound === true && tokenType === 'mac') bad('dpop_bound_access_tokens', 'a MAC client cannot use DPoP (its tokens are MAC tokens)');
   const idTokenAlg = input.idTokenSignedResponseAlg ?? 'RS256';
   if (!(ID_TOKEN_ALGS as readonly string[]).includes(idTokenAlg)) bad('id_token_signed_response_alg', `must be ${ID_TOKEN_ALGS.join(' or ')}`);
   const name = input.name?.trim();
@@ -135,7 +138,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris, dpopBound: input.dpopBound === true };
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
@@ -183,7 +186,7 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
 export type ClientChanges = Partial<
-  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>
+  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'dpopBound'>
 >;
 
 /**
@@ -210,6 +213,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       requirePkce: changes.requirePkce ?? record.requirePkce,
       idTokenSignedResponseAlg: changes.idTokenSignedResponseAlg ?? record.idTokenSignedResponseAlg,
       postLogoutRedirectUris: changes.postLogoutRedirectUris ?? record.postLogoutRedirectUris,
+      dpopBound: changes.dpopBound ?? record.dpopBound,
     }, record.grantTypes);
     const updated: Client = {
       ...toClient(record),
@@ -225,6 +229,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       requirePkce: checked.requirePkce,
       idTokenSignedResponseAlg: checked.idTokenSignedResponseAlg,
       postLogoutRedirectUris: checked.postLogoutRedirectUris,
+      dpopBound: checked.dpopBound,
     };
     await updateClientRecord(tx, updated);
     clientEvent(tx, 'client.updated', updated, actor);
@@ -290,6 +295,7 @@ export function describeClient(client: Client): Record<string, unknown> {
     require_pkce: client.requirePkce,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
+    dpop_bound_access_tokens: client.dpopBound,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }
