@@ -308,8 +308,23 @@ test('htu is the configured URL: a proof naming the Host header sent instead is 
   assert.equal((await zoos(`DPoP ${token}`, await proof(key, 'GET', shouty, { ath: ath(token) }))).status, 200);
 });
 
-test('a MAC client cannot be registered --dpop', async () => {
-  const r = await server.cli(['client', 'add', 'mac-dpop', '--grant', 'client_credentials', '--token-type', 'mac', '--dpop']);
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /MAC/);
+test('a MAC client, or one of the implicit grant, cannot be registered --dpop', async () => {
+  const mac = await server.cli(['client', 'add', 'mac-dpop', '--grant', 'client_credentials', '--token-type', 'mac', '--dpop']);
+  assert.equal(mac.status, 1);
+  assert.match(mac.stderr, /MAC/);
+  const implicit = await server.cli(['client', 'add', 'implicit-dpop', '--grant', 'implicit', '--redirect-uri', CB, '--dpop']);
+  assert.equal(implicit.status, 1);
+  assert.match(implicit.stderr, /implicit/);
+});
+
+test('the admin API sets and shows dpop_bound_access_tokens', async () => {
+  const bot = await addClient(server, 'ops-bot', ['--grant', 'client_credentials', '--scope', 'admin']);
+  const t = await post(server, 'token', { grant_type: 'client_credentials', scope: 'admin' }, { auth: basic(bot.client_id, bot.client_secret!) });
+  const admin = { authorization: `Bearer ${t.body.access_token}` };
+  const created = await server.json('POST', '/admin/v1/clients', { client_id: 'api-dpop', grant_types: ['client_credentials'], dpop_bound_access_tokens: true }, admin);
+  assert.equal(created.status, 201, created.text);
+  assert.equal(created.body.dpop_bound_access_tokens, true);
+  const changed = await server.json('PATCH', '/admin/v1/clients/api-dpop', { dpop_bound_access_tokens: false }, admin);
+  assert.equal(changed.body.dpop_bound_access_tokens, false);
+  assert.equal((await ccToken(undefined, 'api-dpop', created.body.client_secret)).status, 200);
 });

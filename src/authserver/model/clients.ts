@@ -124,6 +124,8 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     if (problem) bad('post_logout_redirect_uris', problem);
   }
   if (input.dpopBound === true && tokenType === 'mac') bad('dpop_bound_access_tokens', 'a MAC client cannot use DPoP (its tokens are MAC tokens)');
+  // The implicit grant's tokens leave /authorize in a redirect, with no proof to bind them to.
+  if (input.dpopBound === true && grantTypes.includes('implicit')) bad('dpop_bound_access_tokens', 'a client that must use DPoP cannot use the implicit grant (its tokens come without a proof)');
   const idTokenAlg = input.idTokenSignedResponseAlg ?? 'RS256';
   if (!(ID_TOKEN_ALGS as readonly string[]).includes(idTokenAlg)) bad('id_token_signed_response_alg', `must be ${ID_TOKEN_ALGS.join(' or ')}`);
   const name = input.name?.trim();
