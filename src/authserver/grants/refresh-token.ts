@@ -1,9 +1,8 @@
-import { InvalidGrant, InvalidScope } from '../../platform/http/errors.js';
+import { InvalidDpopProof, InvalidGrant, InvalidScope } from '../../platform/http/errors.js';
 import { sha256 } from '../../platform/crypto/secrets.js';
 import { parseScope } from '../scope-request.js';
 import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
 import { findGrant, issueTokens, proofKeyOf, revokeAfterReplay } from '../tokens.js';
-import { InvalidDpopProof } from '../../platform/http/errors.js';
 import { amrOf } from '../oidc/id-token.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
