@@ -46,6 +46,7 @@ import {
   type Gatehouse,
 } from './lib/gatehouse.js';
 import { scaleBench } from './scale.js';
+import { dpopProver, newDpopKey } from './lib/dpop.mjs';
 import { eventsBench } from './events.js';
 import { memoryBench } from './memory.js';
 import { perfProblem, recordPerf, summarizePerf, writePerfSummary } from './lib/perf.js';
@@ -126,8 +127,23 @@ function machine() {
   };
 }
 
+/** A DPoP-bound token for the bench client (client_credentials with a proof). */
+async function requestDpopToken(g: Gatehouse, key: ReturnType<typeof newDpopKey>): Promise<string> {
+  const url = `${g.server.url}/oauth/token`;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: basicAuth(CLIENT_ID, CLIENT_SECRET), 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', dpop: dpopProver(key)('POST', url) },
+    body: TOKEN_REQUEST_BODY,
+    dispatcher: g.agent,
+  });
+  const body = (await res.json()) as { access_token?: string; token_type?: string };
+  if (res.status !== 200 || body.token_type !== 'DPoP' || !body.access_token) throw new Error(`DPoP token request answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
 async function probe(agent: Agent, t: Target) {
-  const res = await fetch(t.work.url + t.work.paths[0], { method: t.work.method, headers: t.work.headers, body: t.work.body, dispatcher: agent });
+  const dpop = t.work.dpop ? { dpop: dpopProver(t.work.dpop.key, t.work.dpop.accessToken)(t.work.method, t.work.url + t.work.paths[0]) } : {};
+  const res = await fetch(t.work.url + t.work.paths[0], { method: t.work.method, headers: { ...t.work.headers, ...dpop }, body: t.work.body, dispatcher: agent });
   const body = await res.text();
   let headerBytes = 0;
   for (const [name, value] of res.headers) headerBytes += name.length + value.length + 4;
@@ -302,6 +318,9 @@ async function main(): Promise<void> {
   const isZoo = (b: any) => typeof b?.id === 'string' && typeof b?.name === 'string';
   const isPage = (b: any) => Array.isArray(b) && b.length === 20 && b.every((z: any) => cities.includes(z.city));
   const isToken = (b: any) => typeof b?.access_token === 'string';
+  // A DPoP-bound token (RFC 9449) for the same GET by id with a proof per request: what DPoP costs beside bearer.
+  const dpopKey = newDpopKey();
+  const dpopToken = wanted('gatehouse-get-dpop') && g.tokenEndpoint ? await requestDpopToken(g, dpopKey) : null;
 
   const all: Target[] = [
     { key: 'bare-get', label: 'bare node:https, fixed JSON (GET)', server: bare, work: { url: bare.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') },
@@ -312,6 +331,15 @@ async function main(): Promise<void> {
       ? [{ key: 'fastify-get', label: 'minimal Fastify over https, fixed JSON (GET)', server: fastify, work: { url: fastify.url, method: 'GET' as const, headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') }]
       : []),
     { key: 'gatehouse-get', label: 'gatehouse GET /v1/zoos/{id} (bearer)', server: g.server, work: { url: g.server.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
+    ...(dpopToken
+      ? [{
+          key: 'gatehouse-get-dpop',
+          label: 'gatehouse GET /v1/zoos/{id} (DPoP, a new proof each)',
+          server: g.server,
+          work: { url: g.server.url, method: 'GET' as const, headers: { authorization: `DPoP ${dpopToken}`, accept: 'application/json' }, paths: byIdPaths, dpop: { key: dpopKey, accessToken: dpopToken } },
+          check: expectJson(isZoo, 'a zoo'),
+        }]
+      : []),
     // Issue 13: the same from a browser page of the client's origin (CORS headers in the answer).
     { key: 'gatehouse-get-origin', label: 'gatehouse GET /v1/zoos/{id} with Origin (CORS)', server: g.server, work: { url: g.server.url, method: 'GET', headers: { ...bearer, origin: BENCH_ORIGIN }, paths: byIdPaths }, check: expectJson(isZoo, 'a zoo') },
     {

@@ -10,8 +10,11 @@
 // last connections waited seconds — that, not the steady state, was the p99 of a slow target.
 import { parentPort, workerData } from 'node:worker_threads';
 import autocannon from 'autocannon';
+import { dpopProver } from './dpop.mjs';
 
 const { work, connections, pipelining, offset } = workerData;
+// A DPoP target: every request carries a new proof (its own jti) for its URL.
+const prove = work.dpop ? dpopProver(work.dpop.key, work.dpop.accessToken) : null;
 
 function run(warmup, seconds) {
   let next = offset;
@@ -36,7 +39,10 @@ function run(warmup, seconds) {
         connections,
         pipelining,
         duration: warmup + seconds,
-        requests: [{ method: work.method, headers: work.headers, body: work.body, setupRequest: (req) => ({ ...req, path: paths[next++ % paths.length] }) }],
+        requests: [{ method: work.method, headers: work.headers, body: work.body, setupRequest: (req) => {
+              const path = paths[next++ % paths.length];
+              return prove ? { ...req, path, headers: { ...req.headers, dpop: prove(work.method, work.url + path) } } : { ...req, path };
+            } }],
       },
       (err) => {
         if (timer) clearTimeout(timer);

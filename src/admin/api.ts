@@ -86,6 +86,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
                 introspect: b.introspect === true,
                 requirePkce: b.require_pkce === true,
                 requirePar: b.require_pushed_authorization_requests === true,
+                dpopBound: b.dpop_bound_access_tokens === true,
                 postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
                 idTokenSignedResponseAlg: b.id_token_signed_response_alg,
               }, actorOf(request)),
@@ -132,6 +133,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
               introspect: b.introspect,
               requirePkce: b.require_pkce,
               requirePar: b.require_pushed_authorization_requests,
+              dpopBound: b.dpop_bound_access_tokens,
               postLogoutRedirectUris: b.post_logout_redirect_uris,
               idTokenSignedResponseAlg: b.id_token_signed_response_alg,
             };

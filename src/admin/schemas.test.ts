@@ -34,6 +34,7 @@ const client: Client = {
   introspect: false,
   requirePkce: true,
   requirePar: false,
+  dpopBound: false,
   createdAt: Date.UTC(2026, 0, 1),
 };
 

@@ -42,7 +42,7 @@ export type { Holder } from './store/grants.js';
 /** The access token response (docs/oauth.md#tokens, plus the mac fields of draft-ietf-oauth-v2-http-mac-02). */
 export interface TokenResponse {
   access_token: string;
-  token_type: TokenType;
+  token_type: TokenType | 'DPoP';
   expires_in: number;
   refresh_token?: string;
   scope: string;
@@ -175,9 +175,19 @@ export function issuesRefreshTokens(ctx: AppContext, client: Client): boolean {
   return client.grantTypes.includes('refresh_token') && grantEnabled(ctx.config, 'refresh_token');
 }
 
+/**
+ * A client as it asks for tokens in one request: `proofKey` is the SHA-256 thumbprint of the key
+ * of the DPoP proof the token endpoint verified (RFC 9449), set there for every grant; the tokens
+ * are bound to it.
+ */
+export type RequestingClient = Client & { readonly proofKey?: string };
+
+/** The DPoP key the tokens of this request are to be bound to, if any. */
+export const proofKeyOf = (client: RequestingClient): string | null => client.proofKey ?? null;
+
 export interface IssueRequest {
   grantType: GrantType;
-  client: Client;
+  client: RequestingClient;
   subject: string;
   /**
    * The grant the tokens belong to: a new authorization (stored with the tokens: it replaces this
@@ -294,9 +304,10 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
   const accessExpiresAt = Math.min(now + auth.accessTokenTtl * 1000, endsAt);
   const { token: accessToken, id: accessId, hash: accessHash } = newAccessToken();
   const tokenType = req.client.tokenType;
+  const jkt = proofKeyOf(req.client);
   const response: TokenResponse = {
     access_token: accessToken,
-    token_type: tokenType,
+    token_type: jkt ? 'DPoP' : tokenType,
     expires_in: Math.max(0, Math.floor((accessExpiresAt - now) / 1000)),
     scope: formatScope(req.scope),
   };
@@ -318,6 +329,7 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
     expires_at: accessExpiresAt,
     revoked_at: null,
     created_at: now,
+    jkt,
   };
   let refresh: RefreshTokenRow | null = null;
   if (req.refreshScope && grantId !== null) {
@@ -333,6 +345,8 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
       auth_time: req.signIn?.authTime ?? null,
       sid: req.signIn?.sid ?? null,
       amr: req.signIn?.amr ? JSON.stringify(req.signIn.amr) : null,
+      // RFC 9449 §5: a public client's refresh token is bound too; a confidential client's is held by its secret.
+      jkt: req.client.public ? jkt : null,
     };
     response.refresh_token = refreshToken;
   }

@@ -17,6 +17,7 @@ interface ClientOptions extends CommonOptions {
   introspect?: boolean;
   requirePkce?: boolean;
   requirePar?: boolean;
+  dpop?: boolean;
   postLogoutRedirectUri: string[];
   idTokenSignedResponseAlg?: string;
 }
@@ -38,6 +39,7 @@ const FLAGS: Record<string, string> = {
   introspect: '--introspect',
   require_pkce: '--require-pkce',
   require_pushed_authorization_requests: '--require-par',
+  dpop_bound_access_tokens: '--dpop',
   post_logout_redirect_uris: '--post-logout-redirect-uri',
   id_token_signed_response_alg: '--id-token-signed-response-alg',
 };
@@ -59,6 +61,7 @@ export function clientCommand(program: Command): void {
     .option('--introspect', 'a resource server: it may introspect every client\'s tokens (a client may always introspect its own)')
     .option('--require-pkce', 'its authorization code requests must carry a PKCE challenge (S256), though it is confidential')
     .option('--require-par', 'its authorization requests must be pushed to {auth_url}/par first (RFC 9126)')
+    .option('--dpop', 'its token requests must carry a DPoP proof: its tokens are always bound to its key (RFC 9449)')
     .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
     .option('--post-logout-redirect-uri <uri>', 'OpenID Connect: where RP-initiated logout may send the browser back (repeatable)', collect, [])
     .option('--id-token-signed-response-alg <alg>', 'OpenID Connect: RS256 | ES256, how its ID tokens are signed (default RS256)')
@@ -80,6 +83,7 @@ export function clientCommand(program: Command): void {
             introspect: opts.introspect === true,
             requirePkce: opts.requirePkce === true,
             requirePar: opts.requirePar === true,
+            dpopBound: opts.dpop === true,
             postLogoutRedirectUris: opts.postLogoutRedirectUri,
             idTokenSignedResponseAlg: opts.idTokenSignedResponseAlg,
           }),
@@ -94,9 +98,11 @@ export function clientCommand(program: Command): void {
     .description('change a client (the registration rules apply) and print it as JSON')
     .option('--require-par', 'its authorization requests must be pushed to {auth_url}/par first (RFC 9126)')
     .option('--no-require-par', 'its authorization requests may be sent by the browser again')
-    .action(async (id: string, opts: CommonOptions & { requirePar?: boolean }) => {
+    .option('--dpop', 'its token requests must carry a DPoP proof: its tokens are always bound to its key (RFC 9449)')
+    .option('--no-dpop', 'its token requests may go without a DPoP proof again')
+    .action(async (id: string, opts: CommonOptions & { requirePar?: boolean; dpop?: boolean }) => {
       await withContext(opts, async (ctx) => {
-        const updated = await modelErrors(FLAGS, () => updateClient(ctx, id, { requirePar: opts.requirePar }));
+        const updated = await modelErrors(FLAGS, () => updateClient(ctx, id, { requirePar: opts.requirePar, dpopBound: opts.dpop }));
         if (!updated) throw new CliError(`there is no client "${id}"`);
         console.log(JSON.stringify(describeClient(updated), null, 2));
       });

@@ -19,6 +19,8 @@ const MAX_CACHED = 10_000;
 
 export interface VerifiedToken extends Caller {
   keyId: string | null;
+  /** DPoP: the thumbprint of the key the token is bound to (tokenType `dpop`); else null. */
+  jkt: string | null;
   issuedAt: number;
 }
 
@@ -68,10 +70,11 @@ export function activeFrom(row: StoredAccessToken | null, now = Date.now()): Ver
     scopes: new Set(row.scope.split(' ').filter(Boolean)),
     tokenHash: row.hash,
     grantId: row.grant_id,
-    tokenType: row.token_type === 'mac' ? 'mac' : 'bearer',
+    tokenType: row.jkt ? 'dpop' : row.token_type === 'mac' ? 'mac' : 'bearer',
     expiresAt,
     origins: [],
     keyId: row.key_id,
+    jkt: row.jkt ?? null,
     issuedAt: Number(row.created_at),
   };
 }

@@ -82,6 +82,7 @@ const LABELS: Record<string, string> = {
   introspect: 'Resource server',
   require_pkce: 'PKCE',
   require_par: 'Pushed requests',
+  dpop_bound_access_tokens: 'DPoP',
 };
 
 function label(name: string): string {

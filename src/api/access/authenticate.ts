@@ -4,6 +4,8 @@ import { ApiError, unauthorized } from '../../platform/http/errors.js';
 import type { Caller } from '../../contract/caller.js';
 import { TokenVerifier } from '../../contract/active-token.js';
 import { bodyHashMatches, parseMacHeader, verifyMacRequest } from './mac.js';
+import { boundRequestProblem, requestUrl } from '../../contract/dpop.js';
+import { DPOP_ALGS } from '../../platform/crypto/dpop-proof.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,13 +14,15 @@ declare module 'fastify' {
   }
 }
 
-// Who is calling: the access token of the Authorization header (Bearer, RFC 6750, or MAC),
-// verified against the token store. Any failure is a 401 with a WWW-Authenticate challenge
-// that names the protected resource metadata (RFC 9728 §5.1).
+// Who is calling: the access token of the Authorization header (Bearer, RFC 6750; DPoP, RFC 9449,
+// with its proof; or MAC), verified against the token store. Any failure is a 401 with a
+// WWW-Authenticate challenge that names the protected resource metadata (RFC 9728 §5.1); a
+// Bearer challenge also offers DPoP and its algorithms.
 
 export const REALM = 'gatehouse';
 
-type Scheme = 'Bearer' | 'MAC';
+type Scheme = 'Bearer' | 'MAC' | 'DPoP';
+const DPOP_OFFER = `DPoP algs="${DPOP_ALGS.join(' ')}"`;
 
 export class Authenticator {
   readonly tokens: TokenVerifier;
@@ -28,9 +32,10 @@ export class Authenticator {
 
   private challenge(scheme: Scheme, error?: string, description?: string): string {
     let value = `${scheme} realm="${REALM}", resource_metadata="${this.ctx.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    if (scheme === 'DPoP') value += `, algs="${DPOP_ALGS.join(' ')}"`;
     if (error) value += `, error="${error}"`;
     if (description) value += `, error_description="${description.replace(/["\\]/g, '')}"`;
-    return value;
+    return scheme === 'Bearer' ? `${value}, ${DPOP_OFFER}` : value;
   }
 
   private invalid(scheme: Scheme, description: string): ApiError {
@@ -48,7 +53,7 @@ export class Authenticator {
     const header = request.headers.authorization ?? '';
     const space = header.indexOf(' ');
     const scheme = header.slice(0, Math.max(space, 0)).toLowerCase();
-    if (scheme === 'bearer') return header.slice(space + 1).trim();
+    if (scheme === 'bearer' || scheme === 'dpop') return header.slice(space + 1).trim();
     if (scheme === 'mac') return parseMacHeader(header.slice(space + 1).trim())?.id ?? null;
     return null;
   }
@@ -71,7 +76,16 @@ export class Authenticator {
       if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('Bearer', 'malformed bearer token');
       const token = await this.tokens.verify(rest);
       if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
-      if (token.tokenType !== 'bearer') return this.invalid('Bearer', 'this token must be used with the MAC scheme');
+      if (token.tokenType !== 'bearer') return token.tokenType === 'dpop' ? this.invalid('DPoP', 'this token is DPoP-bound: use the DPoP scheme with a proof') : this.invalid('Bearer', 'this token must be used with the MAC scheme');
+      return token;
+    }
+    if (scheme === 'dpop') {
+      if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('DPoP', 'malformed DPoP token');
+      const token = await this.tokens.verify(rest);
+      if (!token) return this.invalid('DPoP', 'the token is unknown, expired or revoked');
+      if (token.tokenType !== 'dpop' || token.jkt === null) return this.invalid('DPoP', 'this token is not DPoP-bound: use the Bearer scheme');
+      const problem = await boundRequestProblem(this.ctx, request, rest, token.jkt, requestUrl(this.ctx.config.publicUrl, request));
+      if (problem) return unauthorized('Invalid DPoP proof', this.challenge('DPoP', 'invalid_dpop_proof', problem), { dpop: problem });
       return token;
     }
     if (scheme === 'mac') {
@@ -85,8 +99,8 @@ export class Authenticator {
       if (credentials.bodyhash !== undefined) request.macBodyHash = credentials.bodyhash;
       return token;
     }
-    return unauthorized('Unsupported authorization scheme', this.challenge('Bearer', 'invalid_request', 'use Bearer or MAC'), {
-      authorization: 'must use the Bearer or MAC scheme',
+    return unauthorized('Unsupported authorization scheme', this.challenge('Bearer', 'invalid_request', 'use Bearer, DPoP or MAC'), {
+      authorization: 'must use the Bearer, DPoP or MAC scheme',
     });
   }
 }

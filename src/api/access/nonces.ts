@@ -1,15 +1,9 @@
 import type { AppContext } from '../../contract/context.js';
-import { withRedis } from '../../contract/redis-state.js';
-import { claimNonceRow } from '../store/nonces.js';
+import { claimOnce } from '../../contract/replay-cache.js';
 
-// The replay cache of MAC nonces: Redis when configured (SET NX PX), else a table with a primary
-// key, so a nonce is accepted once across every instance either way (and the table while Redis
-// is away: redis-state.ts).
+// The replay cache of MAC nonces: the shared replay cache (contract/replay-cache.ts), so a nonce
+// is accepted once across every instance.
 
 export async function claimNonce(ctx: AppContext, key: string, ttlMs: number): Promise<boolean> {
-  return withRedis(
-    ctx,
-    async (redis) => (await redis.set(`gatehouse:nonce:${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK',
-    () => claimNonceRow(ctx.store, key, Date.now() + ttlMs),
-  );
+  return claimOnce(ctx, 'nonce', key, ttlMs);
 }

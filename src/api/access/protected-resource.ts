@@ -3,6 +3,7 @@ import type { AppContext } from '../../contract/context.js';
 import type { Config } from '../../platform/config/load.js';
 import { routeMethods } from '../../platform/http/routes.js';
 import { scopeUniverse } from '../../contract/scopes.js';
+import { DPOP_ALGS } from '../../platform/crypto/dpop-proof.js';
 
 // RFC 9728 protected resource metadata: which authorization server issues tokens for this API,
 // which scopes exist and how tokens are presented.
@@ -27,6 +28,9 @@ export function registerProtectedResourceMetadata(app: FastifyInstance, ctx: App
         resource_name: 'gatehouse resource API',
         resource_documentation: `${c.publicUrl}/v${c.api.version}/openapi.json`,
         token_types_supported: ['bearer', 'mac'],
+        // RFC 9728 §2: DPoP-bound tokens are accepted (with a proof), bearer ones too.
+        dpop_signing_alg_values_supported: [...DPOP_ALGS],
+        dpop_bound_access_tokens_required: false,
       };
     },
   });

@@ -37,7 +37,9 @@ export function introspectionEndpoint(ctx: AppContext) {
     if (!mayIntrospect(caller, row.client_id)) return INACTIVE;
     const token = activeFrom(row);
     if (!token || (await ctx.accessTokens.clientOrigins(token.clientId)) === null) return INACTIVE;
-    return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
+    const described = await describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.jkt ? 'DPoP' : token.tokenType);
+    // RFC 9449 §6.2: the key a DPoP-bound token is bound to.
+    return token.jkt ? { ...described, cnf: { jkt: token.jkt } } : described;
   }
 
   async function refresh(presented: string, caller: Client): Promise<Record<string, unknown> | null> {
@@ -49,7 +51,8 @@ export function introspectionEndpoint(ctx: AppContext) {
     const now = Date.now();
     if (row.used_at !== null || Number(row.expires_at) <= now || !grant || grant.revokedAt !== null || grant.expiresAt <= now)
       return INACTIVE;
-    return describe(grant.subject, row.client_id, row.scope, Number(row.created_at), Number(row.expires_at), 'refresh_token');
+    const described = await describe(grant.subject, row.client_id, row.scope, Number(row.created_at), Number(row.expires_at), 'refresh_token');
+    return row.jkt ? { ...described, cnf: { jkt: row.jkt } } : described;
   }
 
   async function describe(subject: string, clientId: string, scope: string, iat: number, exp: number, tokenType: string) {

@@ -7,6 +7,7 @@ import { grantEnabled } from '../model/client.js';
 import { GRANTS, RESPONSE_TYPES } from '../grants/registry.js';
 import { CLAIMS_SUPPORTED, IDENTITY_SCOPES } from '../oidc/claims.js';
 import { ID_TOKEN_ALGS } from '../model/client.js';
+import { DPOP_ALGS } from '../../platform/crypto/dpop-proof.js';
 
 // Authorization server metadata (RFC 8414) at {publicUrl}/.well-known/oauth-authorization-server,
 // and the OpenID Provider metadata at {publicUrl}/.well-known/openid-configuration (the issuer:
@@ -43,6 +44,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     token_types_supported: ['bearer', 'mac'],
+    // RFC 9449 §5.1: a token request with a DPoP proof gets tokens bound to its key.
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
   };
 }
 

@@ -5,11 +5,13 @@ import { audit } from '../audit.js';
 import { grantEnabled, type GrantType } from '../model/client.js';
 import { authenticateClient, claimedClientId } from './client-auth.js';
 import { TOKEN_GRANTS } from '../grants/registry.js';
+import { proofOfPossession } from './dpop.js';
 
 // POST {auth_url}/token, one pipeline for every grant of the registry (grants/registry.ts):
 // no-cache headers → parameters (JSON or form, no repeats) → grant type known → client
 // authenticated → client registered for the grant → the grant's handler, reading only its
-// declared parameters → the access token response record.
+// declared parameters → the access token response record. A DPoP proof, checked once the client
+// is known, binds the tokens of whatever grant to its key (dpop.ts).
 
 export function tokenEndpoint(ctx: AppContext) {
   return oauthEndpoint(async (request, params) => {
@@ -32,6 +34,7 @@ export function tokenEndpoint(ctx: AppContext) {
       throw new UnauthorizedClient(`The client is not registered for ${grantType}`, {
         grant_type: `not allowed for this client (registered: ${caller.client.grantTypes.join(', ')})`,
       });
+    caller = await proofOfPossession(ctx, request, caller);
     params.restrictTo(grant.parameters);
     return grant.handler(ctx, request, caller, params);
   });

@@ -1,8 +1,8 @@
-import { InvalidGrant, InvalidScope } from '../../platform/http/errors.js';
+import { InvalidDpopProof, InvalidGrant, InvalidScope } from '../../platform/http/errors.js';
 import { sha256 } from '../../platform/crypto/secrets.js';
 import { parseScope } from '../scope-request.js';
 import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
-import { findGrant, issueTokens, revokeAfterReplay } from '../tokens.js';
+import { findGrant, issueTokens, proofKeyOf, revokeAfterReplay } from '../tokens.js';
 import { amrOf } from '../oidc/id-token.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
@@ -19,6 +19,9 @@ export const refreshTokenGrant: TokenGrant = {
     const presented = params.require('refresh_token');
     const row = await findRefreshTokenRow(ctx.store, sha256(presented));
     if (!row || row.client_id !== client.id) throw new InvalidGrant('Unknown refresh token', { refresh_token: 'Unknown refresh token' });
+    // RFC 9449 §5: a bound refresh token is refreshed only with a proof by the same key.
+    if (row.jkt !== null && row.jkt !== proofKeyOf(client))
+      throw new InvalidDpopProof('The refresh token is bound to a DPoP key: send a proof signed by that key', { dpop: 'not signed by the key the refresh token is bound to' });
     const grant = await findGrant(ctx, row.grant_id);
 
     if (row.used_at !== null) {

@@ -52,6 +52,8 @@ export interface NewClient {
   postLogoutRedirectUris?: string[];
   /** RFC 9126: its authorization requests must be pushed to {auth_url}/par first (`--require-par`). */
   requirePar?: boolean;
+  /** Its token requests must carry a DPoP proof (RFC 9449): its tokens are always bound to a key. */
+  dpopBound?: boolean;
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -123,6 +125,9 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     const problem = redirectUriProblem(uri);
     if (problem) bad('post_logout_redirect_uris', problem);
   }
+  if (input.dpopBound === true && tokenType === 'mac') bad('dpop_bound_access_tokens', 'a MAC client cannot use DPoP (its tokens are MAC tokens)');
+  // The implicit grant's tokens leave /authorize in a redirect, with no proof to bind them to.
+  if (input.dpopBound === true && grantTypes.includes('implicit')) bad('dpop_bound_access_tokens', 'a client that must use DPoP cannot use the implicit grant (its tokens come without a proof)');
   const idTokenAlg = input.idTokenSignedResponseAlg ?? 'RS256';
   if (!(ID_TOKEN_ALGS as readonly string[]).includes(idTokenAlg)) bad('id_token_signed_response_alg', `must be ${ID_TOKEN_ALGS.join(' or ')}`);
   const name = input.name?.trim();
@@ -137,7 +142,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris, requirePar: input.requirePar === true };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris, requirePar: input.requirePar === true, dpopBound: input.dpopBound === true };
 }
 
 /** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
@@ -185,7 +190,7 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
 export type ClientChanges = Partial<
-  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'requirePar'>
+  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'requirePar' | 'dpopBound'>
 >;
 
 /**
@@ -213,6 +218,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       idTokenSignedResponseAlg: changes.idTokenSignedResponseAlg ?? record.idTokenSignedResponseAlg,
       postLogoutRedirectUris: changes.postLogoutRedirectUris ?? record.postLogoutRedirectUris,
       requirePar: changes.requirePar ?? record.requirePar,
+      dpopBound: changes.dpopBound ?? record.dpopBound,
     }, record.grantTypes);
     const updated: Client = {
       ...toClient(record),
@@ -229,6 +235,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       idTokenSignedResponseAlg: checked.idTokenSignedResponseAlg,
       postLogoutRedirectUris: checked.postLogoutRedirectUris,
       requirePar: checked.requirePar,
+      dpopBound: checked.dpopBound,
     };
     await updateClientRecord(tx, updated);
     clientEvent(tx, 'client.updated', updated, actor);
@@ -295,6 +302,7 @@ export function describeClient(client: Client): Record<string, unknown> {
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     require_pushed_authorization_requests: client.requirePar,
+    dpop_bound_access_tokens: client.dpopBound,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

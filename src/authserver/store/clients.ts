@@ -34,6 +34,8 @@ export interface ClientRecord {
   postLogoutRedirectUris: string[];
   /** Its authorization requests must be pushed to {auth_url}/par first (RFC 9126). */
   requirePar: boolean;
+  /** Its token requests must carry a DPoP proof (RFC 9449 `dpop_bound_access_tokens`). */
+  dpopBound: boolean;
 }
 
 /** Every origin a browser may call from for this client: its redirect URIs' origins and its --origin ones. */
@@ -60,6 +62,7 @@ function fromRow(row: ClientsTable): ClientRecord {
     idTokenSignedResponseAlg: row.id_token_signed_response_alg ?? 'RS256',
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris ?? '[]') as string[],
     requirePar: Number(row.require_par ?? 0) === 1,
+    dpopBound: Number(row.dpop_bound ?? 0) === 1,
   };
 }
 
@@ -119,6 +122,7 @@ export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<v
       id_token_signed_response_alg: client.idTokenSignedResponseAlg,
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
       require_par: client.requirePar ? 1 : 0,
+      dpop_bound: client.dpopBound ? 1 : 0,
     })
     .execute();
   await writeOrigins(tx, client);
@@ -148,6 +152,7 @@ export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Pro
       id_token_signed_response_alg: client.idTokenSignedResponseAlg,
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
       require_par: client.requirePar ? 1 : 0,
+      dpop_bound: client.dpopBound ? 1 : 0,
     })
     .where('id', '=', client.id)
     .execute();

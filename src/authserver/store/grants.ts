@@ -157,6 +157,7 @@ const insertAccessTokenRow = preparedInsert('access_tokens', [
   'expires_at',
   'revoked_at',
   'created_at',
+  'jkt',
 ]);
 
 export async function insertTokens(tx: WriteTx, access: AccessTokenRow, refresh: RefreshTokenRow | null): Promise<void> {
@@ -180,6 +181,7 @@ function accessTokenQuery(db: Kysely<Database>) {
       'a.scope',
       'a.token_type',
       'a.key_id',
+      'a.jkt',
       'a.expires_at',
       'a.revoked_at',
       'a.created_at',

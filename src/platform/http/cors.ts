@@ -12,7 +12,7 @@ import { forbidden } from './errors.js';
 //   resource server adds those headers itself (api/access/cors.ts) with CORS_EXPOSED_HEADERS.
 // Never credentials mode: browser apps send bearer tokens, not cookies.
 
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID';
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID, DPoP';
 export const CORS_EXPOSED_HEADERS =
   'Location, ETag, Link, X-Total-Count, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate';
 /** How long a browser may reuse a preflight's answer (seconds). */
@@ -39,7 +39,7 @@ const API_PREFLIGHT: FastifyCorsOptions = {
 const OAUTH: FastifyCorsOptions = {
   origin: true,
   methods: 'GET, POST',
-  allowedHeaders: 'Authorization, Content-Type',
+  allowedHeaders: 'Authorization, Content-Type, DPoP',
   exposedHeaders: 'WWW-Authenticate, Retry-After',
   maxAge: CORS_MAX_AGE,
 };

@@ -65,7 +65,8 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'temporarily_unavailable'
-  | 'too_many_requests';
+  | 'too_many_requests'
+  | 'invalid_dpop_proof';
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
 export class InvalidRequest extends OAuthError {
@@ -170,12 +171,21 @@ export class RequestUriNotSupported extends OAuthError {
 }
 
 /** RFC 6750 §3: the challenge's error_description is printable ASCII without quotes or backslashes. */
-const bearerChallenge = (error: string, description: string) => `Bearer error="${error}", error_description="${description.replace(/["\\]/g, "'").replace(/[^\x20-\x7E]/g, '')}"`;
+const challenge = (scheme: 'Bearer' | 'DPoP', error: string, description: string) =>
+  `${scheme} error="${error}", error_description="${description.replace(/["\\]/g, "'").replace(/[^\x20-\x7E]/g, '')}"`;
+const bearerChallenge = (error: string, description: string) => challenge('Bearer', error, description);
 
-/** RFC 6750 §3.1: the access token presented (userinfo) is missing, unknown, expired or revoked. */
+/** RFC 6750 §3.1: the access token presented (userinfo) is missing, unknown, expired or revoked; a DPoP-bound one is challenged with DPoP (RFC 9449 §7.1). */
 export class InvalidToken extends OAuthError {
-  constructor(description: string, detail: Detail = {}) {
-    super('invalid_token', description, 401, detail, { 'www-authenticate': bearerChallenge('invalid_token', description) });
+  constructor(description: string, detail: Detail = {}, scheme: 'Bearer' | 'DPoP' = 'Bearer') {
+    super('invalid_token', description, 401, detail, { 'www-authenticate': challenge(scheme, 'invalid_token', description) });
+  }
+}
+
+/** RFC 9449 §5, §7.1: a DPoP proof missing, malformed or not for this request — 400 at the token endpoint, 401 with a DPoP challenge at a resource. */
+export class InvalidDpopProof extends OAuthError {
+  constructor(description: string, detail: Detail = {}, status: 400 | 401 = 400) {
+    super('invalid_dpop_proof', description, status, detail, status === 401 ? { 'www-authenticate': challenge('DPoP', 'invalid_dpop_proof', description) } : {});
   }
 }
 

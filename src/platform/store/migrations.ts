@@ -495,6 +495,16 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('users_verification_pending').on('users').columns(['verification_pending', 'created_at']).execute();
       },
     },
+    // DPoP (RFC 9449, docs/oauth.md#proof-of-possession): the JWK SHA-256 thumbprint an access
+    // token — and a public client's refresh token — is bound to, and clients that must send a proof.
+    // The proofs' jti are kept in `nonces`, the replay cache MAC already uses.
+    '0016_dpop': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('access_tokens').addColumn('jkt', 'text').execute();
+        await db.schema.alterTable('refresh_tokens').addColumn('jkt', 'text').execute();
+        await db.schema.alterTable('clients').addColumn('dpop_bound', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      },
+    },
     '0018_pushed_authorization_requests': {
       async up(db: Kysely<any>) {
         const ms = t('integer') as 'bigint';

@@ -50,6 +50,7 @@ export interface ClientsTable {
   id_token_signed_response_alg: string; // RS256 | ES256
   post_logout_redirect_uris: string; // JSON array: where RP-initiated logout may send the browser back
   require_par: number; // 1: its authorization requests must come through {auth_url}/par (RFC 9126)
+  dpop_bound: number; // 1: its token requests must carry a DPoP proof (RFC 9449)
 }
 
 /** Every web origin of every client (its redirect URIs' and its --origin ones): who may call from a browser (CORS). */
@@ -106,6 +107,8 @@ export interface AccessTokensTable {
   expires_at: number;
   revoked_at: number | null;
   created_at: number;
+  /** DPoP (RFC 9449): the SHA-256 JWK thumbprint of the key the token is bound to; null: a bearer token. */
+  jkt: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -120,6 +123,8 @@ export interface RefreshTokensTable {
   auth_time: number | null;
   sid: string | null;
   amr: string | null;
+  /** DPoP: a public client's refresh token is bound to the key of its proof (RFC 9449 §5). */
+  jkt: string | null;
 }
 
 export interface SessionsTable {
