@@ -65,7 +65,10 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'temporarily_unavailable'
-  | 'too_many_requests';
+  | 'too_many_requests'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
 export class InvalidRequest extends OAuthError {
@@ -108,6 +111,27 @@ export class UnsupportedGrantType extends OAuthError {
 export class InvalidScope extends OAuthError {
   constructor(description: string, detail: Detail = {}) {
     super('invalid_scope', description, 400, detail);
+  }
+}
+
+/** RFC 8628 §3.5: the user has not decided yet; poll again after the interval. */
+export class AuthorizationPending extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('authorization_pending', description, 400, detail);
+  }
+}
+
+/** RFC 8628 §3.5: polled faster than the interval; the interval grows by 5 seconds. */
+export class SlowDown extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('slow_down', description, 400, detail);
+  }
+}
+
+/** RFC 8628 §3.5: the device code has expired; start again. */
+export class ExpiredToken extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('expired_token', description, 400, detail);
   }
 }
 
