@@ -196,3 +196,17 @@ test('expired: expired_token at the token endpoint, a clear page at /device; wro
     await short.cleanup();
   }
 });
+
+test('admin: the console offers the grant and registers a client with it', async () => {
+  await addUser(server, 'root', 'root-password-1');
+  assert.equal((await server.cli(['user', 'admin', 'root', 'on'])).status, 0);
+  const jar = new CookieJar();
+  const front = await page(server, jar, '/admin');
+  const signed = await page(server, jar, '/admin/signin', { csrf_token: hiddenField(front.html, 'csrf_token'), username: 'root', password: 'root-password-1' });
+  assert.equal(signed.status, 303, signed.html);
+  const form = await page(server, jar, '/admin/clients');
+  assert.match(form.html, new RegExp(`name="grant_types" value="${DEVICE}"`));
+  const made = await page(server, jar, '/admin/clients', { csrf_token: hiddenField(form.html, 'csrf_token'), client_id: 'kiosk', name: 'Kiosk', type: 'public', grant_types: DEVICE });
+  assert.equal(made.status, 201, made.html);
+  assert.equal((await post(server, 'device_authorization', { client_id: 'kiosk' })).status, 200);
+});
