@@ -11,6 +11,7 @@ import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, introspect, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { deviceConsent, deviceDecide } from './helpers/device.js';
 import { listGrants } from '../src/authserver/tokens.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
 let server: InProcessApp;
@@ -209,4 +210,24 @@ test('admin: the console offers the grant and registers a client with it', async
   const made = await page(server, jar, '/admin/clients', { csrf_token: hiddenField(form.html, 'csrf_token'), client_id: 'kiosk', name: 'Kiosk', type: 'public', grant_types: DEVICE });
   assert.equal(made.status, 201, made.html);
   assert.equal((await post(server, 'device_authorization', { client_id: 'kiosk' })).status, 200);
+});
+
+test('the same on PostgreSQL: pending, slow_down, approval, one of racing redemptions', { skip: !pgAvailable && 'PostgreSQL is not available (GATEHOUSE_TEST_PG=1)' }, async () => {
+  const database = await createPgDatabase();
+  const pg = await startApp({ database: database.url });
+  try {
+    await addClient(pg, 'tv', ['--public', '--grant', DEVICE]);
+    await addUser(pg, 'dora', 'dora-password-1');
+    const started = await post(pg, 'device_authorization', { client_id: 'tv', scope: 'zoos:read' });
+    const redeem = () => post(pg, 'token', { grant_type: DEVICE, device_code: started.body.device_code, client_id: 'tv' });
+    assert.equal((await redeem()).body.error, 'authorization_pending');
+    assert.equal((await redeem()).body.error, 'slow_down');
+    const jar = new CookieJar();
+    await deviceDecide(pg, jar, await deviceConsent(pg, jar, started.body.user_code, 'dora', 'dora-password-1'));
+    const answers = await Promise.all([redeem(), redeem(), redeem()]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 400, 400]);
+  } finally {
+    await pg.cleanup();
+    await database.drop();
+  }
 });
