@@ -11,6 +11,9 @@ import { startApp, type InProcessApp } from './helpers/app.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, introspect, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { deviceConsent, deviceDecide } from './helpers/device.js';
 import { listGrants } from '../src/authserver/tokens.js';
+import { Secret, TOTP } from 'otpauth';
+import { confirmTotp, startTotpEnrolment } from '../src/authserver/model/factors.js';
+import { findUserByUsername } from '../src/authserver/model/users.js';
 import { createPgDatabase, pgAvailable } from './helpers/server.js';
 
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -230,4 +233,36 @@ test('the same on PostgreSQL: pending, slow_down, approval, one of racing redemp
     await pg.cleanup();
     await database.drop();
   }
+});
+
+test('the login of /authorize: a second factor is asked on /device too; "sign in as someone else" comes back to the code', async () => {
+  await addUser(server, 'tess', 'tess-password-1');
+  const tess = (await findUserByUsername(server.ctx, 'tess'))!;
+  const enrolment = startTotpEnrolment(server.ctx, tess);
+  const now = (steps = 0) => TOTP.generate({ secret: Secret.fromBase32(enrolment.secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp: Date.now() + steps * 30_000 });
+  await confirmTotp(server.ctx, tess, enrolment.sealed, now(-1), null);
+
+  const started = await startDevice();
+  const jar = new CookieJar();
+  const entry = await page(server, jar, `/oauth/device?user_code=${started.user_code}`);
+  const second = await page(server, jar, '/oauth/device', { request: hiddenField(entry.html, 'request'), csrf_token: hiddenField(entry.html, 'csrf_token'), step: 'login', username: 'tess', password: 'tess-password-1' });
+  assert.equal(second.status, 200, second.html);
+  assert.equal(hiddenField(second.html, 'step'), 'second-factor');
+  const signed = await page(server, jar, '/oauth/device', {
+    request: hiddenField(second.html, 'request'),
+    csrf_token: hiddenField(second.html, 'csrf_token'),
+    step: 'second-factor',
+    pending: hiddenField(second.html, 'pending'),
+    otp: now(),
+  });
+  assert.equal(signed.status, 303, signed.html);
+  assert.equal(signed.location, `/oauth/device?user_code=${started.user_code}`);
+  const consent = await page(server, jar, signed.location!);
+  assert.match(consent.html, /Signed in as <strong>tess<\/strong>/);
+
+  const out = await page(server, jar, '/oauth/device', { request: hiddenField(consent.html, 'request'), csrf_token: hiddenField(consent.html, 'csrf_token'), step: 'logout' });
+  assert.equal(out.status, 303);
+  assert.equal(out.location, `/oauth/device?user_code=${started.user_code}`);
+  assert.match((await page(server, jar, out.location!)).html, /name="password"/);
+  assert.equal(await pollError(started.device_code), 'authorization_pending');
 });
