@@ -5,6 +5,7 @@ import { purgeSessions } from './store/sessions.js';
 import { purgeChallenges } from './store/factors.js';
 import { purgeUserTokens } from './store/user-tokens.js';
 import { purgePushedRequests } from './store/pushed-requests.js';
+import { purgeDeviceCodes } from './store/device-codes.js';
 import { removeStaleSignUps } from './model/lifecycle.js';
 
 export { accessTokenSource } from './access-token-source.js';
@@ -20,6 +21,7 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     sessions: await purgeSessions(ctx.store, now),
     counters: await purgeLoginWindows(ctx, cutoff),
     webauthn_challenges: await purgeChallenges(ctx.store, now),
+    device_codes: await purgeDeviceCodes(ctx.store, cutoff),
     // A mailed link a day past its expiry: "used or expired" is said the same either way.
     user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
     unverified_signups: await removeStaleSignUps(ctx, now),

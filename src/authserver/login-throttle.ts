@@ -167,7 +167,26 @@ export async function formAttempt(ctx: AppContext, key: string, max: number): Pr
   return taken.allowed ? { allowed: true } : { retryAfter: taken.retryAfter };
 }
 
+/** The window of wrong user codes at {auth_url}/device, per IP: 10 in 10 minutes. */
+const DEVICE_PREFIX = 'device:';
+const DEVICE_WINDOW_MS = 600_000;
+export const WRONG_USER_CODES = 10;
+
+/**
+ * Counts a user code typed at {auth_url}/device from `ip` before it is looked up (as sign-ins
+ * are counted before the password is checked); a code that exists gives its attempt back, so only
+ * wrong codes fill the window. Refused: the seconds to wait, and nothing was looked up.
+ */
+export async function userCodeAttempt(ctx: AppContext, ip: string): Promise<{ retryAfter: number } | { giveBack(): Promise<void> }> {
+  const taken = await takeAttemptOn(ctx, `${DEVICE_PREFIX}ip:${ip}`, WRONG_USER_CODES, DEVICE_WINDOW_MS);
+  if (!taken.allowed) {
+    await taken.giveBack();
+    return { retryAfter: taken.retryAfter };
+  }
+  return { giveBack: taken.giveBack };
+}
+
 /** Deletes the database windows that closed before `before`. */
 export async function purgeLoginWindows(ctx: AppContext, before: number): Promise<number> {
-  return (await purgeCounters(ctx.store, PREFIX, before - ctx.config.auth.loginThrottle.window * 1000)) + (await purgeCounters(ctx.store, FORMS_PREFIX, before - FORMS_WINDOW_MS));
+  return (await purgeCounters(ctx.store, PREFIX, before - ctx.config.auth.loginThrottle.window * 1000)) + (await purgeCounters(ctx.store, FORMS_PREFIX, before - FORMS_WINDOW_MS)) + (await purgeCounters(ctx.store, DEVICE_PREFIX, before - DEVICE_WINDOW_MS));
 }

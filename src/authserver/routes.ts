@@ -13,6 +13,8 @@ import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
 import { parEndpoint } from './endpoints/par.js';
+import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
+import { deviceGet, devicePost } from './authorize/device.js';
 
 /** The authorization server (docs/oauth.md) under {auth_url}, and its metadata. */
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -26,6 +28,9 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/introspection`, { POST: introspectionEndpoint(ctx) });
     // Pushed authorization requests (RFC 9126; docs/oauth.md#pushed-authorization-requests).
     routeMethods(oauth, `${base}/par`, { POST: parEndpoint(ctx) });
+    // The device authorization grant (RFC 8628): the device's request, and the page where the user types its code.
+    routeMethods(oauth, `${base}/device_authorization`, { POST: deviceAuthorizationEndpoint(ctx) });
+    routeMethods(oauth, `${base}/device`, { GET: deviceGet(ctx), POST: devicePost(ctx) }, { config: { html: true } });
     routeMethods(oauth, METADATA_PATH, { GET: metadataEndpoint(ctx) });
     // OpenID Connect (docs/oauth.md, Sign in with gatehouse).
     routeMethods(oauth, OPENID_CONFIGURATION_PATH, { GET: metadataEndpoint(ctx, openidConfiguration) });

@@ -38,7 +38,9 @@ export interface ScopeClient {
  * user — not known yet (an authorization request before sign-in, the password grant before the
  * password is checked) or known.
  */
-export type ScopeHolder = { client: true } | { user: { admin: boolean } | null; via: 'authorization_code' | 'implicit' | 'password' | 'refresh_token' };
+export type ScopeHolder =
+  | { client: true }
+  | { user: { admin: boolean } | null; via: 'authorization_code' | 'implicit' | 'password' | 'refresh_token' | 'urn:ietf:params:oauth:grant-type:device_code' };
 
 export const CLIENT_ITSELF: ScopeHolder = { client: true };
 

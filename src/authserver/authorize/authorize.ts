@@ -7,7 +7,7 @@ import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params
 import { endSession, sessionOf, type SignedIn } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login, loginSecondStep, loginWithPasskey } from './login.js';
-import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
+import { authorizeFlow, authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
 import { PageError, RedirectError, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { readAuthorizeRequest, usePushed } from './pushed.js';
 import { write } from '../../platform/store/write-path.js';
@@ -95,14 +95,14 @@ async function startAuthorization(ctx: AppContext, request: FastifyRequest, repl
       const why = await signInNeeded(ctx, req, signedIn);
       if (why !== null) {
         if (req.prompt.has('none')) throw new RedirectError(new LoginRequired(why));
-        return renderLogin(ctx, request, reply, req, 200, undefined, req.loginHint ?? undefined);
+        return renderLogin(ctx, request, reply, authorizeFlow(ctx, req), 200, undefined, req.loginHint ?? undefined);
       }
       const asked = forUser(req, signedIn!.user);
       // Remembered consent: a live grant to this client that covers the request answers at once.
       const remembered = asked.prompt.has('consent') ? null : await rememberedConsent(ctx, asked, signedIn!.user);
       if (remembered !== null) return grantRemembered(ctx, request, reply, asked, signedIn!, remembered);
       if (req.prompt.has('none')) throw new RedirectError(new ConsentRequired('The user has not authorized this request yet'));
-      return renderConsent(ctx, request, reply, asked, signedIn!.user);
+      return renderConsent(ctx, request, reply, authorizeFlow(ctx, asked), signedIn!.user);
     },
   );
 }
@@ -142,16 +142,17 @@ export function authorizePost(ctx: AppContext) {
       () => readAuthorizeRequest(ctx, parseUrlEncoded(raw), raw),
       async (req) => {
         const step = form.get('step');
-        if (step === 'login') return login(ctx, request, reply, req, form);
-        if (step === 'second-factor' || step === 'enrol') return loginSecondStep(ctx, request, reply, req, form);
-        if (step === 'passkey') return loginWithPasskey(ctx, request, reply, req, form);
+        const flow = authorizeFlow(ctx, req);
+        if (step === 'login') return login(ctx, request, reply, flow, form);
+        if (step === 'second-factor' || step === 'enrol') return loginSecondStep(ctx, request, reply, flow, form);
+        if (step === 'passkey') return loginWithPasskey(ctx, request, reply, flow, form);
         if (step === 'logout') {
           await endSession(ctx, request, reply);
           pageHeaders(reply);
           return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
         }
         const signedIn = await sessionOf(ctx, request);
-        if (!signedIn) return renderLogin(ctx, request, reply, req, 401, 'Your session has ended. Sign in again.');
+        if (!signedIn) return renderLogin(ctx, request, reply, flow, 401, 'Your session has ended. Sign in again.');
         if (step === 'consent') return decide(ctx, request, reply, forUser(req, signedIn.user), signedIn, form);
         return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form was not understood.');
       },

@@ -12,7 +12,7 @@ import { OPENID_SCOPE, isIdentityScope } from '../oidc/claims.js';
 import type { Params } from '../params.js';
 import { insertCode, listLiveGrantRows } from '../store/grants.js';
 import { issueTokens, type Grant } from '../tokens.js';
-import { pageHeaders, renderConsent } from './pages.js';
+import { authorizeFlow, pageHeaders, renderConsent, type ConsentChoices } from './pages.js';
 import { formTarget, redirectError, redirectTo, type AuthorizationRequest } from './request.js';
 import { usePushed } from './pushed.js';
 import { describeDuration } from './views.js';
@@ -20,34 +20,46 @@ import { describeDuration } from './views.js';
 // The consent step: the user's decision becomes an authorization code (code grant) or tokens in
 // the fragment (implicit grant, through the same token pipeline as every other grant).
 
+/** The consent form read: denied, to be shown again with a message (and what was ticked), or a scope and validity. */
+export type ConsentDecision = { deny: true } | { again: string; choices: ConsentChoices } | { scope: string[]; ttl: number };
+
+/**
+ * The consent page's form (pages.ts `renderConsent`), the same for /authorize and /device: the
+ * decision, the ticked scopes within `requested`, the chosen validity.
+ */
+export function readConsentDecision(ctx: AppContext, requested: readonly string[], form: Params): ConsentDecision {
+  const decision = form.get('decision');
+  if (decision === 'deny') return { deny: true };
+  const ttlText = form.get('ttl') ?? '';
+  const ttl = Number(ttlText);
+  // The page comes back with what the user ticked and picked.
+  const again = (message: string): ConsentDecision => ({ again: message, choices: { scopes: form.all('scope'), ttl: /^\d+$/.test(ttlText) ? ttl : null } });
+  if (decision !== 'allow' && decision !== 'allow_read') return again('Choose Allow or Deny.');
+  // "Read only": the read scopes of the request, whatever the boxes say.
+  const ticked = form.all('scope');
+  // `openid` is the sign-in the application asked for: it comes with any Allow (the page shows it fixed).
+  const withSignIn = (scopes: string[]) => (requested.includes(OPENID_SCOPE) && !scopes.includes(OPENID_SCOPE) ? [OPENID_SCOPE, ...scopes] : scopes);
+  const chosen = withSignIn(decision === 'allow_read' ? requested.filter((s) => s.endsWith(':read') || (isIdentityScope(s) && ticked.includes(s))) : ticked);
+  if (chosen.some((s) => !requested.includes(s))) return again('Only the permissions listed can be granted.');
+  if (chosen.length === 0) return again(decision === 'allow_read' ? 'This application asked for no read permission.' : 'Choose at least one permission, or deny access.');
+  if (!/^\d+$/.test(ttlText) || ttl < 1 || ttl > ctx.config.auth.maxGrantTtl)
+    return again(`Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
+  return { scope: canonicalScope(chosen, requested), ttl };
+}
+
 export async function decide(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, signedIn: SignedIn, form: Params) {
   const { user } = signedIn;
   const subject = userSubject(user.id);
-  const decision = form.get('decision');
+  const decision = readConsentDecision(ctx, req.scope, form);
   pageHeaders(reply, [formTarget(req.redirectUri)]);
-  if (decision === 'deny') {
+  if ('deny' in decision) {
     // A pushed request is answered once (RFC 9126 §4): a denial too.
     await write(ctx.store, (tx) => usePushed(tx, req));
     audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
     return reply.redirect(redirectError(ctx, req.redirectUri, req.responseType, new AccessDenied('The user denied access'), req.state), 302);
   }
-  const ttlText = form.get('ttl') ?? '';
-  const ttl = Number(ttlText);
-  // The page comes back with what the user ticked and picked.
-  const again = (message: string) => renderConsent(ctx, request, reply, req, user, 400, message, { scopes: form.all('scope'), ttl: /^\d+$/.test(ttlText) ? ttl : null });
-  if (decision !== 'allow' && decision !== 'allow_read') return again('Choose Allow or Deny.');
-  // "Read only": the read scopes of the request, whatever the boxes say.
-  const ticked = form.all('scope');
-  // `openid` is the sign-in the application asked for: it comes with any Allow (the page shows it fixed).
-  const withSignIn = (scopes: string[]) => (req.scope.includes(OPENID_SCOPE) && !scopes.includes(OPENID_SCOPE) ? [OPENID_SCOPE, ...scopes] : scopes);
-  const chosen = withSignIn(decision === 'allow_read' ? req.scope.filter((s) => s.endsWith(':read') || (isIdentityScope(s) && ticked.includes(s))) : ticked);
-  if (chosen.some((s) => !req.scope.includes(s))) return again('Only the permissions listed can be granted.');
-  if (chosen.length === 0) return again(decision === 'allow_read' ? 'This application asked for no read permission.' : 'Choose at least one permission, or deny access.');
-  if (!/^\d+$/.test(ttlText) || ttl < 1 || ttl > ctx.config.auth.maxGrantTtl)
-    return again(`Choose how long the access is valid (at most ${describeDuration(ctx.config.auth.maxGrantTtl)}).`);
-
-  const scope = canonicalScope(chosen, req.scope);
-  return grantAccess(ctx, request, reply, req, signedIn, scope, { new: Date.now() + ttl * 1000 }, `valid for ${ttl}s`);
+  if ('again' in decision) return renderConsent(ctx, request, reply, authorizeFlow(ctx, req), user, 400, decision.again, decision.choices);
+  return grantAccess(ctx, request, reply, req, signedIn, decision.scope, { new: Date.now() + decision.ttl * 1000 }, `valid for ${decision.ttl}s`);
 }
 
 /**

@@ -11,17 +11,16 @@ import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepStat
 import { AMR, loginCookies, startSession } from '../sessions.js';
 import { browserBinding, csrfToken } from './csrf.js';
 import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
-import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
-import type { AuthorizationRequest } from './request.js';
-import { metBySignIn } from './pushed.js';
+import { pageHeaders, renderLogin, sendCardPage, type BrowserFlow } from './pages.js';
 import { readIdTokenHint } from '../oidc/id-token.js';
 import { describeDuration } from './views.js';
 
 // The login step of the authorization flow: the same throttled sign-in as the password grant,
 // then, for a user with a second factor (or who must set one up, `auth.mfa`), the second step
-// (second-step.ts). The session starts only when both are done.
+// (second-step.ts). The session starts only when both are done. The flow (pages.ts `BrowserFlow`)
+// is /authorize's request or /device's user code: where the forms post and where to go on.
 
-export async function login(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
+export async function login(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: BrowserFlow, form: Params) {
   const username = form.get('username');
   const password = form.get('password');
   if (!username || !password) return renderLogin(ctx, request, reply, req, 400, 'Enter your username and password.', username);
@@ -41,14 +40,14 @@ export async function login(ctx: AppContext, request: FastifyRequest, reply: Fas
 }
 
 /** OpenID Connect id_token_hint: the application expects one user; a sign-in as another, by any way, is no answer to it. */
-async function hintRefuses(ctx: AppContext, req: AuthorizationRequest, user: User): Promise<boolean> {
+async function hintRefuses(ctx: AppContext, req: BrowserFlow, user: User): Promise<boolean> {
   return req.idTokenHint !== null && (await readIdTokenHint(ctx, req.idTokenHint))?.sub !== userSubject(user.id);
 }
 
-const anotherAccount = (req: AuthorizationRequest) => `${req.client.name} asked for another account. Sign in as that account, or go back to the application.`;
+const anotherAccount = (req: BrowserFlow) => `${req.client.name} asked for another account. Sign in as that account, or go back to the application.`;
 
 /** The posted second step (`step=second-factor` or `step=enrol`). */
-export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
+export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: BrowserFlow, form: Params) {
   const outcome = await completeSecondStep(ctx, request, request.log, loginCookies(ctx), form, 'login form', req.client.id);
   if ('expired' in outcome) return renderLogin(ctx, request, reply, req, 401, 'Your sign-in has expired. Enter your username and password again.');
   if ('again' in outcome) {
@@ -57,13 +56,13 @@ export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, 
   }
   if (outcome.recoveryCodes.length === 0) return signedIn(ctx, request, reply, req, outcome.user, AMR.passwordAndCode);
   await startSignedInSession(ctx, request, reply, req, outcome.user, AMR.passwordAndCode);
-  return sendCardPage(ctx, reply, 200, recoveryCodesPage({ codes: outcome.recoveryCodes, continueUrl: await continueUrl(ctx, req), continueLabel: `Continue to ${req.client.name}` }));
+  return sendCardPage(ctx, reply, 200, recoveryCodesPage({ codes: outcome.recoveryCodes, continueUrl: await req.continueUrl(), continueLabel: `Continue to ${req.client.name}` }));
 }
 
-async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, s: SecondStepState, status = 200, error?: string) {
+async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: BrowserFlow, s: SecondStepState, status = 200, error?: string) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const hidden = { request: req.raw, csrf_token: csrf, step: s.step, pending: s.pending };
-  const action = authorizePath(ctx);
+  const action = req.action;
   if (s.step === 'second-factor') {
     // A user with a passkey may use it here instead (a passkey sign-in is both factors).
     const kinds = new Set((await listSecondFactors(ctx, s.user)).map((f) => f.kind));
@@ -76,26 +75,20 @@ async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply:
   return sendCardPage(ctx, reply, status, enrolmentPage({ action, hidden: { ...hidden, enrolment: e.sealed }, secret: e.secret, uri: e.uri, qr: await enrolmentQr(e.uri), username: s.user.username, error }));
 }
 
-/** The original request, less what this sign-in has just met (`prompt=login`, `max_age`: no loop). */
-const continueUrl = async (ctx: AppContext, req: AuthorizationRequest) => {
-  const raw = await metBySignIn(ctx, req);
-  return `${authorizePath(ctx)}${raw ? `?${raw}` : ''}`;
-};
-
-async function startSignedInSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, amr: readonly string[]) {
+async function startSignedInSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: BrowserFlow, user: User, amr: readonly string[]) {
   await startSession(ctx, request, reply, user.id, loginCookies(ctx), amr);
   audit(ctx, request.log, 'login.succeeded', { client_id: req.client.id, subject: userSubject(user.id), ip: request.ip });
 }
 
-async function signedIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, amr: readonly string[]) {
+async function signedIn(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: BrowserFlow, user: User, amr: readonly string[]) {
   await startSignedInSession(ctx, request, reply, req, user, amr);
   pageHeaders(reply);
   // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
-  return reply.redirect(await continueUrl(ctx, req), 303);
+  return reply.redirect(await req.continueUrl(), 303);
 }
 
 /** A passkey sign-in (`step=passkey`, `credential`): both factors at once, so no second step. */
-export async function loginWithPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, form: Params) {
+export async function loginWithPasskey(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: BrowserFlow, form: Params) {
   const user = await verifyPasskeySignIn(ctx, form.get('credential'));
   if (!user) {
     // In the feed like every failed sign-in (no user name: a passkey response names none that can be trusted).

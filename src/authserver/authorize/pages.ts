@@ -6,6 +6,8 @@ import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
 import { bodyParams, type Params } from '../params.js';
 import type { AuthorizationRequest } from './request.js';
 import { formTarget } from './request.js';
+import { metBySignIn } from './pushed.js';
+import type { Client } from '../model/client.js';
 import type { User } from '../model/users.js';
 import { IDENTITY_LABELS, OPENID_SCOPE, isIdentityScope } from '../oidc/claims.js';
 import { passkeySignInOptions } from '../model/passkeys.js';
@@ -39,22 +41,70 @@ export function authorizePath(ctx: AppContext): string {
   return `${ctx.config.basePath}${ctx.config.auth.path}/authorize`;
 }
 
-export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, status = 200, error?: string, username?: string) {
+/**
+ * What the login and consent steps need of the flow they serve — /authorize's request, or the user
+ * code of /device (device.ts) —, so that both flows use the one login (login.ts) and consent page.
+ */
+export interface BrowserFlow {
+  client: Client;
+  /** The flow's own request, carried by each form as the hidden field `request` and read again at every POST. */
+  raw: string;
+  /** Where the forms post. */
+  action: string;
+  /**
+   * Where the flow goes on once the user has signed in (a plain GET); called only then, as it may
+   * take out of a pushed request what the sign-in has met.
+   */
+  continueUrl(): Promise<string>;
+  /** OpenID Connect id_token_hint: the only user who may sign in (the authorize flow's). */
+  idTokenHint: string | null;
+}
+
+/** The consent page's flow: what is asked, and where the browser goes after the choice. */
+export interface ConsentFlow extends BrowserFlow {
+  scope: string[];
+  /** Whether the client named the scope (Write is ticked only then). */
+  scopeGiven: boolean;
+  /** Where the browser is sent after the choice; null: nowhere (the user goes back to a device). */
+  redirectUri: string | null;
+  /** A warning said above the choices (the device flow's: who started this). */
+  notice?: string;
+}
+
+/** /authorize's request as the flow of its login and consent pages. */
+export function authorizeFlow(ctx: AppContext, req: AuthorizationRequest): ConsentFlow {
+  return {
+    client: req.client,
+    raw: req.raw,
+    action: authorizePath(ctx),
+    // Once signed in, the original request, less what this sign-in has just met (`prompt=login`, `max_age`: no loop).
+    continueUrl: async () => {
+      const raw = await metBySignIn(ctx, req);
+      return `${authorizePath(ctx)}${raw ? `?${raw}` : ''}`;
+    },
+    idTokenHint: req.idTokenHint,
+    scope: req.scope,
+    scopeGiven: req.scopeGiven,
+    redirectUri: req.redirectUri,
+  };
+}
+
+export async function renderLogin(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, flow: BrowserFlow, status = 200, error?: string, username?: string) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   // The passkey button: a discoverable-credential ceremony whose challenge is remembered now (docs/oauth.md, Passkeys).
-  const passkey = passkeyForm({ action: authorizePath(ctx), hidden: { request: req.raw, csrf_token: csrf, step: 'passkey' }, options: await passkeySignInOptions(ctx), kind: 'signin' });
+  const passkey = passkeyForm({ action: flow.action, hidden: { request: flow.raw, csrf_token: csrf, step: 'passkey' }, options: await passkeySignInOptions(ctx), kind: 'signin' });
   const base = `${ctx.config.basePath}${ctx.config.auth.path}`;
   return sendCardPage(
     ctx,
     reply,
     status,
     loginPage({
-      action: authorizePath(ctx),
+      action: flow.action,
       accountUrl: `${base}/account`,
       resetUrl: `${base}/reset`,
       signUpUrl: ctx.config.auth.signup === 'open' ? `${base}/signup` : undefined,
-      clientName: req.client.name,
-      request: { request: req.raw },
+      clientName: flow.client.name,
+      request: { request: flow.raw },
       csrf,
       error,
       username,
@@ -80,7 +130,7 @@ const IDENTITY_GROUP = ' identity'; // not a collection name (those have no spac
 const ADMIN_WARNING =
   'Full control of this gatehouse deployment: every user, application, grant and setting, and every record through the admin API. Allow only for an administration tool you trust.';
 
-export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choices?: ConsentChoices): ScopeGroup[] {
+export function consentGroups(ctx: AppContext, req: Pick<ConsentFlow, 'scope' | 'scopeGiven'>, choices?: ConsentChoices): ScopeGroup[] {
   const explicit = req.scopeGiven;
   const groups = new Map<string, ScopeGroup>();
   for (const value of req.scope) {
@@ -111,7 +161,7 @@ export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choice
   return [...groups.values()];
 }
 
-export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, user: User, status = 200, error?: string, choices?: ConsentChoices) {
+export async function renderConsent(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: ConsentFlow, user: User, status = 200, error?: string, choices?: ConsentChoices) {
   const csrf = await csrfToken(ctx, await browserBinding(ctx, request, reply));
   const validities = validityChoices(ctx);
   const chosenTtl = choices?.ttl !== undefined && validities.some((o) => o.seconds === choices.ttl) ? choices.ttl! : validities[0].seconds;
@@ -120,7 +170,7 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
     reply,
     status,
     consentPage({
-      action: authorizePath(ctx),
+      action: req.action,
       accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`,
       clientName: req.client.name,
       clientHost: req.client.uri ? new URL(req.client.uri).host : null,
@@ -130,12 +180,13 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       groups: consentGroups(ctx, req, choices),
       validities,
       chosenTtl,
-      redirectTarget: new URL(req.redirectUri).origin !== 'null' ? new URL(req.redirectUri).origin : req.redirectUri,
+      redirectTarget: req.redirectUri === null ? null : new URL(req.redirectUri).origin !== 'null' ? new URL(req.redirectUri).origin : req.redirectUri,
+      notice: req.notice,
       request: { request: req.raw },
       csrf,
       error,
     }),
-    { formTargets: [formTarget(req.redirectUri)] },
+    { formTargets: req.redirectUri === null ? [] : [formTarget(req.redirectUri)] },
   );
 }
 

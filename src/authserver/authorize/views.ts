@@ -81,7 +81,10 @@ export interface ConsentView {
   groups: ScopeGroup[];
   validities: { seconds: number; label: string }[];
   chosenTtl: number;
-  redirectTarget: string;
+  /** Where the browser goes after the choice; null: nowhere (the device flow). */
+  redirectTarget: string | null;
+  /** A warning above the choices (the device flow's). */
+  notice?: string;
   request: Record<string, string | undefined>;
   csrf: string;
   error?: string;
@@ -121,7 +124,8 @@ export function consentPage(v: ConsentView): CardView {
     wide: true,
     body: html`<h1><strong class="client">${v.clientName}</strong> wants to access your data</h1>
 ${v.clientHost ? html`<p class="muted">Home page: <strong class="client">${v.clientHost}</strong></p>` : ''}${v.clientVerified ? '' : html`<p class="note">The operator of this gatehouse has not verified this application. Allow only if you trust it.</p>`}
-<p class="muted">Signed in as <strong>${v.username}</strong>. Choose what to allow and for how long.</p>
+${v.notice ? html`<p class="note">${v.notice}</p>
+` : ''}<p class="muted">Signed in as <strong>${v.username}</strong>. Choose what to allow and for how long.</p>
 ${alert(v.error)}
 <form method="post" action="${v.action}">
 ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'consent' })}
@@ -147,7 +151,7 @@ ${hasRead ? html`<button type="submit" name="decision" value="allow_read">Read o
 ${hiddenFields({ ...v.request, csrf_token: v.csrf, step: 'logout' })}
 <button type="submit" class="link">Not ${v.username}? Sign in as someone else</button>
 </form>
-<p class="target">Client id <code>${v.clientId}</code>. After your choice you will be sent to ${v.redirectTarget}. <a href="${v.accountUrl}">Your account</a> lists what you authorized and takes it back.</p>`,
+<p class="target">Client id <code>${v.clientId}</code>. ${v.redirectTarget === null ? 'After your choice, go back to your device.' : html`After your choice you will be sent to ${v.redirectTarget}.`} <a href="${v.accountUrl}">Your account</a> lists what you authorized and takes it back.</p>`,
   };
 }
 

@@ -5,6 +5,7 @@ import { CODE_CHALLENGE_METHODS } from '../pkce.js';
 import { scopeUniverse } from '../../contract/scopes.js';
 import { grantEnabled } from '../model/client.js';
 import { GRANTS, RESPONSE_TYPES } from '../grants/registry.js';
+import { DEVICE_CODE_GRANT } from '../device-authorization.js';
 import { CLAIMS_SUPPORTED, IDENTITY_SCOPES } from '../oidc/claims.js';
 import { ID_TOKEN_ALGS } from '../model/client.js';
 import { DPOP_ALGS } from '../../platform/crypto/dpop-proof.js';
@@ -32,6 +33,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     userinfo_endpoint: `${auth}/userinfo`,
     jwks_uri: `${auth}/jwks`,
     end_session_endpoint: `${auth}/logout`,
+    // RFC 8628 §4, while the grant is enabled.
+    ...(grantEnabled(config, DEVICE_CODE_GRANT) ? { device_authorization_endpoint: `${auth}/device_authorization` } : {}),
     // Each listed only while its grant is enabled (auth.grants).
     response_types_supported: RESPONSE_TYPES.filter(([, grant]) => grantEnabled(config, grant)).map(([type]) => type),
     response_modes_supported: ['query', 'fragment'],

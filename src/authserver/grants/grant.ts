@@ -31,7 +31,7 @@ export interface TokenGrant {
  * admin rule as it stands now: the client's registration and the user's admin right may have
  * changed since. The user is read only when `admin` is at stake.
  */
-export async function withAdminRuleNow(ctx: AppContext, scope: string[], client: Client, subject: string, via: 'authorization_code' | 'refresh_token'): Promise<string[]> {
+export async function withAdminRuleNow(ctx: AppContext, scope: string[], client: Client, subject: string, via: 'authorization_code' | 'refresh_token' | 'urn:ietf:params:oauth:grant-type:device_code'): Promise<string[]> {
   if (!scope.includes(ADMIN_SCOPE)) return scope;
   const userId = subject.startsWith('user:') ? subject.slice('user:'.length) : null;
   const user = userId === null ? null : await findUserById(ctx, userId);

@@ -3,6 +3,7 @@ import { authorizationCodeGrant } from './authorization-code.js';
 import { passwordGrant } from './password.js';
 import { clientCredentialsGrant } from './client-credentials.js';
 import { refreshTokenGrant } from './refresh-token.js';
+import { deviceCodeGrant } from './device-code.js';
 
 // Every grant gatehouse implements, in one table (docs/oauth.md): the token endpoint dispatches on
 // it, the metadata lists it (grant_types_supported, response_types_supported). Its names are
@@ -19,7 +20,7 @@ export type RegisteredGrant = TokenGrant | AuthorizeGrant;
 
 const implicitGrant: AuthorizeGrant = { grantType: 'implicit', responseType: 'token' };
 
-export const GRANTS: readonly RegisteredGrant[] = [authorizationCodeGrant, implicitGrant, passwordGrant, clientCredentialsGrant, refreshTokenGrant];
+export const GRANTS: readonly RegisteredGrant[] = [authorizationCodeGrant, implicitGrant, passwordGrant, clientCredentialsGrant, refreshTokenGrant, deviceCodeGrant];
 
 /** The grants of the token endpoint, by grant_type. */
 export const TOKEN_GRANTS: ReadonlyMap<string, TokenGrant> = new Map(GRANTS.filter((g): g is TokenGrant => 'handler' in g).map((g) => [g.grantType, g]));

@@ -43,7 +43,7 @@ const Metrics = Type.Object(
  * Every grant gatehouse implements (docs/oauth.md#token-endpoint-post-auth_urltoken), the one list of their names: the client rules
  * (authserver/model/client.ts) and `auth.grants` both use it.
  */
-export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'] as const;
+export const GRANT_TYPES = ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
 
 const Seconds = (def: number) => Type.Integer({ default: def, minimum: 1 });
 
@@ -52,6 +52,8 @@ const Auth = Type.Object(
     path: Type.String({ default: '/oauth', pattern: '^/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$', problem: 'must be a URL path that starts with / and does not end with /' }),
     url: Type.Union([Type.String({ pattern: '^https://', problem: HTTPS_URL }), Type.Null()], { default: null }),
     codeTtl: Seconds(600),
+    /** How long a device code and its user code wait for the user (RFC 8628 `expires_in`). */
+    deviceCodeTtl: Seconds(600),
     accessTokenTtl: Seconds(3600),
     /** How long an ID token (OpenID Connect) is valid; a retired signing key stays in the JWKS this long. */
     idTokenTtl: Seconds(3600),

@@ -1,4 +1,4 @@
-import { hash, randomBytes, randomFillSync, timingSafeEqual, createHmac } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, randomInt, timingSafeEqual, createHmac } from 'node:crypto';
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import { v7 as uuidv7 } from 'uuid';
 
@@ -23,6 +23,13 @@ export function randomSecret(bytes = 32): string {
   pool.fill(0, poolOffset, end);
   poolOffset = end;
   return secret;
+}
+
+/** `length` characters drawn uniformly from `alphabet` (a code a person types, such as a device's user code). */
+export function randomCode(alphabet: string, length: number): string {
+  let code = '';
+  for (let i = 0; i < length; i++) code += alphabet[randomInt(alphabet.length)];
+  return code;
 }
 
 /**

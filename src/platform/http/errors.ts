@@ -66,7 +66,10 @@ export type OAuthErrorCode =
   | 'insufficient_scope'
   | 'temporarily_unavailable'
   | 'too_many_requests'
-  | 'invalid_dpop_proof';
+  | 'invalid_dpop_proof'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
 export class InvalidRequest extends OAuthError {
@@ -109,6 +112,27 @@ export class UnsupportedGrantType extends OAuthError {
 export class InvalidScope extends OAuthError {
   constructor(description: string, detail: Detail = {}) {
     super('invalid_scope', description, 400, detail);
+  }
+}
+
+/** RFC 8628 §3.5: the user has not decided yet; poll again after the interval. */
+export class AuthorizationPending extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('authorization_pending', description, 400, detail);
+  }
+}
+
+/** RFC 8628 §3.5: polled faster than the interval; the interval grows by 5 seconds. */
+export class SlowDown extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('slow_down', description, 400, detail);
+  }
+}
+
+/** RFC 8628 §3.5: the device code has expired; start again. */
+export class ExpiredToken extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('expired_token', description, 400, detail);
   }
 }
 

@@ -495,6 +495,37 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('users_verification_pending').on('users').columns(['verification_pending', 'created_at']).execute();
       },
     },
+    // The device authorization grant (RFC 8628, docs/oauth.md#devices-and-clis): a device code and
+    // its user code, both by their SHA-256 only; the user's decision, the poll bookkeeping (the last
+    // poll and the interval, raised by slow_down) and the redemption are columns of the one row, so
+    // that any instance answers any poll.
+    '0015_device_authorization': {
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        await db.schema
+          .createTable('device_codes')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('user_code_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('scope_given', 'integer', (c) => c.notNull())
+          .addColumn('poll_interval', 'integer', (c) => c.notNull())
+          .addColumn('last_polled_at', ms)
+          .addColumn('expires_at', ms, (c) => c.notNull())
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('decision', 'text')
+          .addColumn('subject', 'text')
+          .addColumn('granted_scope', 'text')
+          .addColumn('grant_expires_at', ms)
+          .addColumn('auth_time', ms)
+          .addColumn('sid', 'text')
+          .addColumn('amr', 'text')
+          .addColumn('used_at', ms)
+          .addColumn('grant_id', 'text')
+          .execute();
+        await db.schema.createIndex('device_codes_expiry').on('device_codes').column('expires_at').execute();
+      },
+    },
     // DPoP (RFC 9449, docs/oauth.md#proof-of-possession): the JWK SHA-256 thumbprint an access
     // token — and a public client's refresh token — is bound to, and clients that must send a proof.
     // The proofs' jti are kept in `nonces`, the replay cache MAC already uses.

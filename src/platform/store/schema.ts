@@ -243,6 +243,7 @@ export interface Database {
   mail_quota: MailQuotaTable;
   user_tokens: UserTokensTable;
   pushed_requests: PushedRequestsTable;
+  device_codes: DeviceCodesTable;
 }
 
 /** A mail queued with the change it tells about (docs/users.md): sent after the commit, retried. */
@@ -383,4 +384,33 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
   error: string | null;
   outcome: string; // succeeded | failed
+}
+
+/** A device authorization request (RFC 8628): codes by their SHA-256, the user's decision, the polls. */
+export interface DeviceCodesTable {
+  /** SHA-256 of the device code. */
+  hash: string;
+  /** SHA-256 of the user code, normalized (8 capital letters, no dash). */
+  user_code_hash: string;
+  client_id: string;
+  /** The scope asked for, resolved for the client. */
+  scope: string;
+  /** Whether the client named a scope (the consent page ticks Write only then). */
+  scope_given: number;
+  /** Seconds a client waits between polls; slow_down adds 5. */
+  poll_interval: number;
+  last_polled_at: number | null;
+  expires_at: number;
+  created_at: number;
+  /** null while pending; approved | denied */
+  decision: string | null;
+  subject: string | null;
+  granted_scope: string | null;
+  grant_expires_at: number | null;
+  /** OpenID Connect: the sign-in behind the approval (the ID token's auth_time, sid, amr). */
+  auth_time: number | null;
+  sid: string | null;
+  amr: string | null;
+  used_at: number | null;
+  grant_id: string | null;
 }

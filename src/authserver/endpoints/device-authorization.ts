@@ -1,0 +1,34 @@
+import type { AppContext } from '../../contract/context.js';
+import { InvalidClient, UnauthorizedClient } from '../../platform/http/errors.js';
+import { audit } from '../audit.js';
+import { DEVICE_CODE_GRANT, startDeviceAuthorization } from '../device-authorization.js';
+import { grantEnabled } from '../model/client.js';
+import { resolveRequestedScope } from '../scope-request.js';
+import { authenticateClient, claimedClientId } from './client-auth.js';
+import { oauthEndpoint } from './oauth-endpoint.js';
+
+// POST {auth_url}/device_authorization (RFC 8628 §3.1): the client authenticated as at the token
+// endpoint (a public client by its client_id), registered for the device code grant, with an
+// optional scope → the device code, the user code and where the user types it.
+
+export function deviceAuthorizationEndpoint(ctx: AppContext) {
+  return oauthEndpoint(async (request, params) => {
+    let caller;
+    try {
+      caller = await authenticateClient(ctx, request, params);
+    } catch (e) {
+      if (e instanceof InvalidClient)
+        audit(ctx, request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: DEVICE_CODE_GRANT, ip: request.ip, reason: e.description });
+      throw e;
+    }
+    const { client } = caller;
+    if (!grantEnabled(ctx.config, DEVICE_CODE_GRANT)) throw new UnauthorizedClient('The device authorization grant is turned off on this server', { grant_type: 'turned off (auth.grants)' });
+    if (!client.grantTypes.includes(DEVICE_CODE_GRANT))
+      throw new UnauthorizedClient(`The client is not registered for ${DEVICE_CODE_GRANT}`, {
+        grant_type: `not allowed for this client (registered: ${client.grantTypes.join(', ')})`,
+      });
+    const requested = params.get('scope');
+    const scope = resolveRequestedScope(requested, client, ctx.collections, { user: null, via: DEVICE_CODE_GRANT });
+    return startDeviceAuthorization(ctx, client, scope, requested !== undefined);
+  });
+}
