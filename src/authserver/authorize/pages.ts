@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendPage, setPageHeaders, type Problem } from '../../platform/http/html/index.js';
 import type { AppContext } from '../../contract/context.js';
+import { metadataDocumentHost } from '../model/client-metadata-document.js';
 import { ADMIN_SCOPE, scopeLabel } from '../../contract/scopes.js';
 import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
 import { bodyParams, type Params } from '../params.js';
@@ -125,6 +126,7 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       clientName: req.client.name,
       clientHost: req.client.uri ? new URL(req.client.uri).host : null,
       clientVerified: req.client.verified,
+      clientFrom: metadataDocumentHost(req.client.id),
       clientId: req.client.id,
       username: user.username,
       groups: consentGroups(ctx, req, choices),

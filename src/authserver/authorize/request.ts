@@ -2,6 +2,7 @@ import type { AppContext } from '../../contract/context.js';
 import { InvalidRequest, OAuthError, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, grantEnabled, pkceRequired, type Client } from '../model/clients.js';
+import { MetadataDocumentRefused } from '../model/client-metadata-document.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../issuer.js';
@@ -100,7 +101,10 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
   const clientId = params.get('client_id');
   if (!clientId) throw new PageError(400, 'invalid_request', 'Invalid request', 'The request does not name a client (client_id).', { client_id: 'is required' });
-  const client = await findClient(ctx, clientId);
+  const client = await findClient(ctx, clientId).catch((e: unknown) => {
+    if (e instanceof MetadataDocumentRefused) throw new PageError(400, 'invalid_client', 'Application not usable', e.description, { client_id: e.reason });
+    throw e;
+  });
   if (!client) throw new PageError(400, 'invalid_client', 'Unknown application', 'The application that sent you here is not registered.', { client_id: 'is unknown' });
   const given = params.get('redirect_uri');
   let redirectUri: string;

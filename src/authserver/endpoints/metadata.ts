@@ -40,6 +40,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     token_types_supported: ['bearer', 'mac'],
+    // draft-ietf-oauth-client-id-metadata-document: an https client_id names its metadata document.
+    ...(config.auth.clientMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 
