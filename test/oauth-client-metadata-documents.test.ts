@@ -9,11 +9,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
-import { startServer, tempDir, type TestServer } from './helpers/server.js';
+import { createPgDatabase, pgAvailable, startServer, tempDir, type TestServer } from './helpers/server.js';
 import { startApp, type InProcessApp } from './helpers/app.js';
 import { startReceiver, type Receiver, type Received } from './helpers/receiver.js';
-import { CookieJar, addUser, authorizeUrl, decide, hiddenField, page, pkcePair, post, redirectParams, signIn, unescapeHtml, type Target } from './helpers/oauth.js';
+import { CookieJar, addUser, authorizeUrl, decide, hiddenField, obtainCode, page, pkcePair, post, redirectParams, signIn, unescapeHtml, type Target } from './helpers/oauth.js';
 import { cacheSeconds, clientIdUrlProblem } from '../src/authserver/model/client-metadata-document.js';
+import { findClient } from '../src/authserver/model/clients.js';
 
 let server: TestServer;
 let inProcess: InProcessApp;
@@ -228,6 +229,11 @@ test('without auth.allowPrivateMetadataHosts a loopback or private host is refus
   assert.equal(docs.received.length, before, 'nothing reached the document server');
 });
 
+test('the operators\' views (admin API, console: findClient with fresh) see no stored client for a URL, and fetch nothing', async () => {
+  assert.equal(await findClient(inProcess.ctx, 'https://app.example/client.json', true), null);
+  assert.equal(await findClient(inProcess.ctx, `${docs.url}/claude/client.json`, true), null);
+});
+
 test('the client_id URL itself: https only, a path, no fragment, no user name, no dot segments, its normal form, a length limit', async () => {
   const bad: [string, RegExp][] = [
     ['http://app.example/client.json', /must use https/],
@@ -255,4 +261,28 @@ test('auth.clientMetadataDocuments: false — a URL client_id is an unknown clie
   const body = await assertTokenRefused(off, `${docs.url}/claude/client.json`);
   assert.equal(body.error_description, 'Unknown client or bad credentials');
   assert.equal(docs.received.length, before);
+});
+
+test('on PostgreSQL: a URL client_id fits the grants and tokens (text columns); code, refresh, account page', { skip: !pgAvailable && 'needs PostgreSQL' }, async () => {
+  const database = await createPgDatabase();
+  const pg = await startServer({ env: { NODE_EXTRA_CA_CERTS: docs.caFile, DATABASE_URL: database.url }, config: { auth: { allowPrivateMetadataHosts: true } } });
+  try {
+    addUser(pg, 'ada', 'ada-password-1');
+    // The longest URL accepted, so the columns and indexes are shown to take it.
+    const path = `/${'p'.repeat(512 - docs.url.length - 6)}.json`;
+    assert.equal(urlOf(path).length, 512);
+    serve(path, json(document(path), { 'cache-control': 'max-age=60' }));
+    const { verifier, challenge } = pkcePair();
+    const { code, jar } = await obtainCode(pg, { clientId: urlOf(path), redirectUri: CB, username: 'ada', password: 'ada-password-1', challenge, scope: 'zoos:read' });
+    const tokens = await post(pg, 'token', { grant_type: 'authorization_code', client_id: urlOf(path), code, redirect_uri: CB, code_verifier: verifier });
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    const next = await post(pg, 'token', { grant_type: 'refresh_token', client_id: urlOf(path), refresh_token: tokens.body.refresh_token });
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.equal((await pg.json('GET', '/v1/zoos', undefined, { authorization: `Bearer ${next.body.access_token}` })).status, 200);
+    const account = await page(pg, jar, '/oauth/account');
+    assert.match(account.html, /<p class="app-name">Claude/);
+  } finally {
+    await pg.cleanup();
+    await database.drop();
+  }
 });

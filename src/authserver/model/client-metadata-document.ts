@@ -25,6 +25,8 @@ export const DEFAULT_CACHE_SECONDS = 300;
 /** A failed fetch is remembered this long, so that no one can make gatehouse fetch in a loop. */
 export const FAILURE_CACHE_SECONDS = 30;
 const CACHE_MAX_ENTRIES = 1000;
+/** At most this many documents fetched at once per instance; past it a lookup is refused (and not remembered). */
+export const MAX_FETCHES_IN_FLIGHT = 50;
 /** The grants such a client may have: it is a public client redirecting a user. */
 const DOCUMENT_GRANTS: readonly GrantType[] = ['authorization_code', 'refresh_token'];
 
@@ -110,6 +112,7 @@ export async function metadataDocumentClient(ctx: AppContext, clientId: string):
   if (!entry) {
     let pending = cache.inFlight.get(clientId);
     if (!pending) {
+      if (cache.inFlight.size >= MAX_FETCHES_IN_FLIGHT) throw new MetadataDocumentRefused(new URL(clientId).host, 'too many documents are being fetched at once; try again in a moment');
       pending = fetchEntry(ctx, clientId).finally(() => cache.inFlight.delete(clientId));
       cache.inFlight.set(clientId, pending);
       pending.then((e) => cache.set(clientId, e), () => undefined);
