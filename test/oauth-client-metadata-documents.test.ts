@@ -183,6 +183,9 @@ test('the redirect_uri must be one of the document\'s exactly; admin is never gr
   const params = redirectParams(admin.location!);
   assert.equal(params.get('error'), 'invalid_scope');
   assert.equal(params.get('code'), null);
+  const omitted = await page(server, new CookieJar(), authorizeUrl({ response_type: 'code', client_id: urlOf(path), state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+  assert.equal(omitted.status, 400, 'the redirect_uri is required even when the document lists one');
+  assert.equal(omitted.location, null);
   // Without PKCE: refused too (a public client).
   const noPkce = await page(server, new CookieJar(), authorizeUrl({ response_type: 'code', client_id: urlOf(path), redirect_uri: CB, state: 's' }));
   assert.equal(redirectParams(noPkce.location!).get('error'), 'invalid_request');
@@ -285,4 +288,13 @@ test('on PostgreSQL: a URL client_id fits the grants and tokens (text columns); 
     await pg.cleanup();
     await database.drop();
   }
+});
+
+test('the document\'s words are shown as text: a client_name with markup is escaped; a client_uri on another host is not shown', async () => {
+  const path = '/markup.json';
+  serve(path, json(document(path, { client_name: '<b>Bank</b>', client_uri: 'https://bank.example' }), { 'cache-control': 'max-age=60' }));
+  const { challenge } = pkcePair();
+  const consent = await signIn(server, new CookieJar(), authorizeUrl({ response_type: 'code', client_id: urlOf(path), redirect_uri: CB, state: 's', code_challenge: challenge, code_challenge_method: 'S256' }), 'ada', 'ada-password-1');
+  assert.match(consent.html, /<strong class="client">&#60;b&#62;Bank&#60;\/b&#62;<\/strong>/);
+  assert.doesNotMatch(consent.html, /bank\.example/);
 });
