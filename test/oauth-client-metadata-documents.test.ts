@@ -90,6 +90,8 @@ test('oauth4webapi: authorization code + PKCE with the URL as client_id through 
   const path = '/claude/client.json';
   serve(path, json(document(path), { 'cache-control': 'max-age=60' }));
   const clientId = urlOf(path);
+  const login = await page(server, new CookieJar(), authorizeUrl({ response_type: 'code', client_id: urlOf(path), redirect_uri: CB, state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }));
+  assert.match(login.html, new RegExp(`to continue to <strong class="client">Claude \\(from ${new URL(docs.url).host.replace(/\./g, '\\.')}\\)</strong>`), 'the login page names the host too');
   const customFetch = (url: string, init: RequestInit) => server.fetch(url, init);
   const opts = { [oauth.customFetch]: customFetch } as const;
   const issuer = new URL(server.url);

@@ -54,7 +54,8 @@ export async function renderLogin(ctx: AppContext, request: FastifyRequest, repl
       accountUrl: `${base}/account`,
       resetUrl: `${base}/reset`,
       signUpUrl: ctx.config.auth.signup === 'open' ? `${base}/signup` : undefined,
-      clientName: req.client.name,
+      // A metadata document's client names itself: where it came from is said beside it.
+      clientName: metadataDocumentHost(req.client.id) ? `${req.client.name} (from ${metadataDocumentHost(req.client.id)})` : req.client.name,
       request: { request: req.raw },
       csrf,
       error,
