@@ -124,6 +124,11 @@ test('oauth4webapi: authorization code + PKCE with the URL as client_id through 
   assert.notEqual(refreshed.access_token, tokens.access_token);
   assert.equal(requestsTo(path), 1, 'one fetch for the whole flow: the document is cached for its max-age');
 
+  // The operator's CLI lists the grant by the URL (nothing fetched for that).
+  const listed = server.cli(['grant', 'list', '--client', clientId, '--json']);
+  assert.equal(listed.status, 0, listed.stderr);
+  assert.deepEqual(JSON.parse(listed.stdout).map((g: { client_id: string }) => g.client_id), [clientId]);
+
   // The account page names the app and its host, and revokes its grant.
   const account = await page(server, jar, '/oauth/account');
   assert.match(account.html, /<p class="app-name">Claude/);
