@@ -305,3 +305,23 @@ test('the document\'s words are shown as text: a client_name with markup is esca
   assert.match(consent.html, /<strong class="client">&#60;b&#62;Bank&#60;\/b&#62;<\/strong>/);
   assert.doesNotMatch(consent.html, /bank\.example/);
 });
+
+test('pushed authorization requests (RFC 9126) work for such a client too; a refused document is invalid_client at /par', async () => {
+  const path = '/pushed.json';
+  serve(path, json(document(path), { 'cache-control': 'max-age=60' }));
+  const { verifier, challenge } = pkcePair();
+  const pushed = await post(server, 'par', { client_id: urlOf(path), response_type: 'code', redirect_uri: CB, scope: 'zoos:read', state: 'st', code_challenge: challenge, code_challenge_method: 'S256' });
+  assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+  const jar = new CookieJar();
+  const consent = await signIn(server, jar, `/oauth/authorize?${new URLSearchParams({ client_id: urlOf(path), request_uri: pushed.body.request_uri })}`, 'ada', 'ada-password-1');
+  const done = await decide(server, jar, consent);
+  assert.equal(done.status, 302, done.html);
+  const tokens = await post(server, 'token', { grant_type: 'authorization_code', client_id: urlOf(path), code: redirectParams(done.location!).get('code')!, redirect_uri: CB, code_verifier: verifier });
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+
+  serve('/pushed-bad.json', json(document('/pushed-bad.json', { token_endpoint_auth_method: 'private_key_jwt' })));
+  const refused = await post(server, 'par', { client_id: urlOf('/pushed-bad.json'), response_type: 'code', redirect_uri: CB, code_challenge: challenge, code_challenge_method: 'S256' });
+  assert.equal(refused.status, 401);
+  assert.equal(refused.body.error, 'invalid_client');
+  assert.equal(refused.body.request_uri, undefined);
+});

@@ -4,6 +4,7 @@ import { purgeEndedGrants } from './store/grants.js';
 import { purgeSessions } from './store/sessions.js';
 import { purgeChallenges } from './store/factors.js';
 import { purgeUserTokens } from './store/user-tokens.js';
+import { purgePushedRequests } from './store/pushed-requests.js';
 import { removeStaleSignUps } from './model/lifecycle.js';
 
 export { accessTokenSource } from './access-token-source.js';
@@ -22,5 +23,7 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     // A mailed link a day past its expiry: "used or expired" is said the same either way.
     user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
     unverified_signups: await removeStaleSignUps(ctx, now),
+    // Pushed authorization requests (RFC 9126) past their expiry, used or not.
+    pushed_requests: await purgePushedRequests(ctx.store, cutoff),
   };
 }

@@ -237,6 +237,8 @@ export function clientFromDocument(ctx: AppContext, clientId: string, document: 
     requirePkce: true,
     idTokenSignedResponseAlg: 'RS256',
     postLogoutRedirectUris: [],
+    // auth.requirePushedAuthorizationRequests still applies to it; a document cannot ask for more.
+    requirePar: false,
   };
 }
 

@@ -77,6 +77,8 @@ const Auth = Type.Object(
     clientMetadataDocuments: Type.Boolean({ default: true }),
     /** Let those documents be fetched from loopback and private addresses (tests; a client on the same network). */
     allowPrivateMetadataHosts: Type.Boolean({ default: false }),
+    /** RFC 9126: every client's authorization requests must be pushed to {auth_url}/par first (else only those registered --require-par). */
+    requirePushedAuthorizationRequests: Type.Boolean({ default: false }),
   },
   { additionalProperties: false, default: {} },
 );
