@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { findGrant, listGrants, revokeGrant } from '../authserver/tokens.js';
 import { findUserByUsername, userSubject } from '../authserver/model/users.js';
 import { findClient } from '../authserver/model/clients.js';
+import { isMetadataDocumentId } from '../authserver/model/client-metadata-document.js';
 import { CliError, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { printList, withJsonOption, type ListOptions } from './output.js';
 
@@ -23,7 +24,8 @@ export function grantCommand(program: Command): void {
           filter.subject = userSubject(user.id);
         }
         if (opts.client !== undefined) {
-          if (!(await findClient(ctx, opts.client))) throw new CliError(`--client: there is no client "${opts.client}"`);
+          // A metadata document's client is in no table: its grants are listed by its URL, nothing fetched.
+          if (!isMetadataDocumentId(opts.client) && !(await findClient(ctx, opts.client))) throw new CliError(`--client: there is no client "${opts.client}"`);
           filter.clientId = opts.client;
         }
         printList(await listGrants(ctx, filter), GRANT_COLUMNS, opts, 'no live grants');

@@ -48,7 +48,7 @@ export async function openContext(config: Config, options: OpenOptions = {}): Pr
     if (redis) redis.on('error', () => undefined); // reported by /health; ioredis reconnects by itself
     const keys = new KeyRing(store);
     await keys.refresh();
-    return { config: freeze(config), store, redis, collections, keys, sealer: new Sealer(config.secretKey, config.dataDir, store), accessTokens: accessTokenSource(store), ownedRecords: ownedRecordsIn(store, collections, config) };
+    return { config: freeze(config), store, redis, collections, keys, sealer: new Sealer(config.secretKey, config.dataDir, store), accessTokens: accessTokenSource(store, config.auth.clientMetadataDocuments), ownedRecords: ownedRecordsIn(store, collections, config) };
   } catch (e) {
     await store.close();
     throw e;

@@ -5,7 +5,7 @@ import type { AppContext } from '../contract/context.js';
 import { eventBus, eventJson, type StoredEvent } from '../contract/event-bus.js';
 import { eventsByIds, latestEventId, readEvents } from '../platform/store/outbox.js';
 import { write } from '../platform/store/write-path.js';
-import { guardedLookup, literalAddressProblem } from './address.js';
+import { guardedLookup, literalAddressProblem } from '../platform/http/outbound.js';
 import { claimDueDeliveries, listWebhookRows, queueDeliveries, recordAttempts, type AttemptRow, type DeliveryOutcome, type DeliveryRow, type WebhookRow } from './store/webhooks.js';
 
 // Delivers the outbox to webhooks (docs/events.md#webhooks), on every instance:

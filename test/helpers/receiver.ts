@@ -14,7 +14,7 @@ export interface Received {
   at: number;
 }
 
-export type Responder = (r: Received) => { status: number; headers?: Record<string, string>; delayMs?: number };
+export type Responder = (r: Received) => { status: number; headers?: Record<string, string>; delayMs?: number; body?: string };
 
 export interface Receiver {
   url: string;
@@ -59,7 +59,7 @@ export async function startReceiver(dir: string): Promise<Receiver> {
       received.push(r);
       waiters.splice(0).forEach((w) => w());
       const answer = receiver.respond(r);
-      setTimeout(() => res.writeHead(answer.status, answer.headers ?? {}).end(), answer.delayMs ?? 0);
+      setTimeout(() => res.writeHead(answer.status, answer.headers ?? {}).end(answer.body), answer.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

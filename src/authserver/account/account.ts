@@ -6,6 +6,7 @@ import { audit } from '../audit.js';
 import { signIn, throttled } from '../login-throttle.js';
 import { changePassword, checkProfile, updateProfile, userSubject, type User } from '../model/users.js';
 import { findClient } from '../model/clients.js';
+import { metadataDocumentHost, nullIfRefused } from '../model/client-metadata-document.js';
 import { pendingEmailChange, requestEmailChange, unverifiedSignIn } from '../model/lifecycle.js';
 import type { Params } from '../params.js';
 import { AMR, endSession, sessionUser, startSession } from '../sessions.js';
@@ -48,14 +49,15 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
   const rows = await listLiveGrantRows(ctx.store, { subject: userSubject(user.id) }, Date.now(), 1000);
   return Promise.all(
     rows.map(async (g) => {
-      const client = await findClient(ctx, g.client_id);
+      // A metadata document that cannot be fetched now leaves the grant listed under its client_id.
+      const client = await findClient(ctx, g.client_id).catch(nullIfRefused);
       const created = Number(g.created_at);
       const expires = Number(g.expires_at);
       return {
         grantId: g.id,
         clientId: g.client_id,
         clientName: client?.name ?? g.client_id,
-        clientHost: client?.uri ? new URL(client.uri).host : null,
+        clientHost: metadataDocumentHost(g.client_id) ?? (client?.uri ? new URL(client.uri).host : null),
         scopes: g.scope.split(' ').filter(Boolean).map((s) => scopeLabel(ctx.collections, s)),
         granted: when(created),
         expires: `${when(expires)} (valid for ${describeDuration(Math.round((expires - created) / 1000))})`,

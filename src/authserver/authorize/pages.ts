@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendPage, setPageHeaders, type Problem } from '../../platform/http/html/index.js';
 import type { AppContext } from '../../contract/context.js';
+import { metadataDocumentHost } from '../model/client-metadata-document.js';
 import { ADMIN_SCOPE, scopeLabel } from '../../contract/scopes.js';
 import { browserBinding, csrfToken, verifyCsrfToken } from './csrf.js';
 import { bodyParams, type Params } from '../params.js';
@@ -103,7 +104,8 @@ export async function renderLogin(ctx: AppContext, request: FastifyRequest, repl
       accountUrl: `${base}/account`,
       resetUrl: `${base}/reset`,
       signUpUrl: ctx.config.auth.signup === 'open' ? `${base}/signup` : undefined,
-      clientName: flow.client.name,
+      // A metadata document's client names itself: where it came from is said beside it.
+      clientName: metadataDocumentHost(flow.client.id) ? `${flow.client.name} (from ${metadataDocumentHost(flow.client.id)})` : flow.client.name,
       request: { request: flow.raw },
       csrf,
       error,
@@ -175,6 +177,7 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       clientName: req.client.name,
       clientHost: req.client.uri ? new URL(req.client.uri).host : null,
       clientVerified: req.client.verified,
+      clientFrom: metadataDocumentHost(req.client.id),
       clientId: req.client.id,
       username: user.username,
       groups: consentGroups(ctx, req, choices),

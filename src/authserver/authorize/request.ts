@@ -2,6 +2,7 @@ import type { AppContext } from '../../contract/context.js';
 import { InvalidRequest, OAuthError, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, grantEnabled, parRequired, pkceRequired, type Client } from '../model/clients.js';
+import { isMetadataDocumentId, MetadataDocumentRefused } from '../model/client-metadata-document.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../issuer.js';
@@ -115,7 +116,10 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
   const clientId = params.get('client_id');
   if (!clientId) throw new PageError(400, 'invalid_request', 'Invalid request', 'The request does not name a client (client_id).', { client_id: 'is required' });
-  const client = await findClient(ctx, clientId);
+  const client = await findClient(ctx, clientId).catch((e: unknown) => {
+    if (e instanceof MetadataDocumentRefused) throw new PageError(400, 'invalid_client', 'Application not usable', e.description, { client_id: e.reason });
+    throw e;
+  });
   if (!client) throw new PageError(400, 'invalid_client', 'Unknown application', 'The application that sent you here is not registered.', { client_id: 'is unknown' });
   const given = params.get('redirect_uri');
   let redirectUri: string;
@@ -125,11 +129,12 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
         redirect_uri: 'is not registered for this client',
       });
     redirectUri = given;
-  } else if (client.redirectUris.length === 1) {
+  } else if (client.redirectUris.length === 1 && !isMetadataDocumentId(client.id)) {
+    // (A metadata document may change between two requests: its client always names the address.)
     redirectUri = client.redirectUris[0];
   } else {
     throw new PageError(400, 'invalid_request', 'Invalid request', 'The application must say where to send you back (redirect_uri).', {
-      redirect_uri: client.redirectUris.length ? 'is required: the client has several' : 'the client has no redirect URI registered',
+      redirect_uri: client.redirectUris.length > 1 ? 'is required: the client has several' : client.redirectUris.length ? 'is required for a client of a metadata document' : 'the client has no redirect URI registered',
     });
   }
   const state = params.repeated.has('state') ? undefined : params.get('state');

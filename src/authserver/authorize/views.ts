@@ -76,6 +76,8 @@ export interface ConsentView {
   /** The host of the client's home page, when it registered one. */
   clientHost: string | null;
   clientVerified: boolean;
+  /** A client of a client ID metadata document: the host its document came from (it is never verified). */
+  clientFrom?: string | null;
   clientId: string;
   username: string;
   groups: ScopeGroup[];
@@ -122,8 +124,12 @@ export function consentPage(v: ConsentView): CardView {
   return {
     title: 'Authorize access',
     wide: true,
-    body: html`<h1><strong class="client">${v.clientName}</strong> wants to access your data</h1>
-${v.clientHost ? html`<p class="muted">Home page: <strong class="client">${v.clientHost}</strong></p>` : ''}${v.clientVerified ? '' : html`<p class="note">The operator of this gatehouse has not verified this application. Allow only if you trust it.</p>`}
+    body: html`<h1><strong class="client">${v.clientName}</strong>${v.clientFrom ? html` <span class="muted">(from ${v.clientFrom})</span>` : ''} wants to access your data</h1>
+${v.clientHost ? html`<p class="muted">Home page: <strong class="client">${v.clientHost}</strong></p>` : ''}${
+      v.clientFrom
+        ? html`<p class="note">Not verified: this application describes itself in a document at ${v.clientFrom}, and only that address is known. Allow only if you trust ${v.clientFrom}.</p>`
+        : v.clientVerified ? '' : html`<p class="note">The operator of this gatehouse has not verified this application. Allow only if you trust it.</p>`
+    }
 ${v.notice ? html`<p class="note">${v.notice}</p>
 ` : ''}<p class="muted">Signed in as <strong>${v.username}</strong>. Choose what to allow and for how long.</p>
 ${alert(v.error)}

@@ -49,6 +49,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     token_types_supported: ['bearer', 'mac'],
     // RFC 9449 §5.1: a token request with a DPoP proof gets tokens bound to its key.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    // draft-ietf-oauth-client-id-metadata-document: an https client_id names its metadata document.
+    ...(config.auth.clientMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }
 

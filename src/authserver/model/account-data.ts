@@ -1,6 +1,7 @@
 import type { AppContext } from '../../contract/context.js';
 import { listLiveGrantRows } from '../store/grants.js';
 import { findClient } from './clients.js';
+import { nullIfRefused } from './client-metadata-document.js';
 import { listSecondFactors } from './factors.js';
 import { describeUser, removeUser, userSubject, type User } from './users.js';
 
@@ -22,7 +23,7 @@ export async function* exportAccount(ctx: AppContext, user: User, now = new Date
   const grants = await Promise.all(
     (await listLiveGrantRows(ctx.store, { subject }, now.getTime(), 1000)).map(async (g) => ({
       client_id: g.client_id,
-      client_name: (await findClient(ctx, g.client_id))?.name ?? null,
+      client_name: (await findClient(ctx, g.client_id).catch(nullIfRefused))?.name ?? null,
       scope: g.scope,
       created_at: iso(Number(g.created_at)),
       expires_at: iso(Number(g.expires_at)),

@@ -10,6 +10,7 @@ import { GRANT_TYPES, ID_TOKEN_ALGS, TOKEN_TYPES, grantEnabled, type Client, typ
 import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
+import { isMetadataDocumentId, metadataDocumentClient } from './client-metadata-document.js';
 
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
 // clients only through this module, so a rule holds whoever asks.
@@ -167,8 +168,15 @@ export async function registerClient(ctx: AppContext, input: NewClient, actor: s
 const CLIENT_CACHE_MS = 1000;
 const CLIENT_CACHE_MAX = 1000;
 
-/** The registered client; `fresh` reads past the cache (a secret that does not match the cached one may be new). */
+/**
+ * The registered client, or the one an https client_id's metadata document describes (throws
+ * MetadataDocumentRefused when it cannot be used). `fresh` reads the stored registration past the
+ * cache (a secret that does not match the cached one may be new; the operators' views): a
+ * metadata document client has none, so it is null there.
+ */
 export async function findClient(ctx: AppContext, id: string, fresh = false): Promise<Client | null> {
+  // An https client_id names its client ID metadata document (throws MetadataDocumentRefused).
+  if (isMetadataDocumentId(id)) return ctx.config.auth.clientMetadataDocuments && !fresh ? metadataDocumentClient(ctx, id) : null;
   const now = Date.now();
   const cache = contextCache(ctx, 'clients', () => new RevalidatingCache<Client>(ctx, CLIENT_CACHE_MS, CLIENT_CACHE_MAX));
   const cached = fresh ? undefined : cache.get(id, now);

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { findClient, type Client } from '../model/clients.js';
+import { nullIfRefused } from '../model/client-metadata-document.js';
 import { bodyParams, queryParams, type Params } from '../params.js';
 import { endSessions, sessionOf } from '../sessions.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
@@ -41,7 +42,7 @@ async function readLogoutRequest(ctx: AppContext, params: Params): Promise<Logou
     clientId = hint.aud;
     hinted = { sid: hint.sid ?? null, sub: hint.sub };
   }
-  const client = clientId === undefined ? null : await findClient(ctx, clientId);
+  const client = clientId === undefined ? null : await findClient(ctx, clientId).catch(nullIfRefused);
   if (clientId !== undefined && !client) throw new LogoutRefused('The application that sent you here is not registered.');
   let returnTo: string | null = null;
   if (fields.post_logout_redirect_uri !== undefined) {

@@ -75,6 +75,10 @@ const Auth = Type.Object(
     signup: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'closed' }),
     /** An account whose e-mail address is not verified cannot sign in (sign-up mails the link). */
     requireVerifiedEmail: Type.Boolean({ default: true }),
+    /** A client_id that is an https URL names its client ID metadata document, fetched and used as the client (docs/oauth.md). */
+    clientMetadataDocuments: Type.Boolean({ default: true }),
+    /** Let those documents be fetched from loopback and private addresses (tests; a client on the same network). */
+    allowPrivateMetadataHosts: Type.Boolean({ default: false }),
     /** RFC 9126: every client's authorization requests must be pushed to {auth_url}/par first (else only those registered --require-par). */
     requirePushedAuthorizationRequests: Type.Boolean({ default: false }),
   },
