@@ -3,6 +3,8 @@ import type { AppContext } from '../../contract/context.js';
 import { ApiError, unauthorized } from '../../platform/http/errors.js';
 import type { Caller } from '../../contract/caller.js';
 import { TokenVerifier } from '../../contract/active-token.js';
+import { isAudienceOf, protectedResourceMetadataUrl, resourceNamed, type Resource } from '../../contract/resources.js';
+import { authorizationServerIssuer } from './protected-resource.js';
 import { bodyHashMatches, parseMacHeader, verifyMacRequest } from './mac.js';
 
 declare module 'fastify' {
@@ -17,17 +19,24 @@ declare module 'fastify' {
 // that names the protected resource metadata (RFC 9728 §5.1).
 
 export const REALM = 'gatehouse';
+const FOR_ANOTHER_RESOURCE = 'the token is for another resource (its audience)';
 
 type Scheme = 'Bearer' | 'MAC';
 
 export class Authenticator {
   readonly tokens: TokenVerifier;
-  constructor(private readonly ctx: AppContext) {
-    this.tokens = new TokenVerifier(ctx);
+  /** The resource this server is (RFC 8707): a token for another is refused. The resource API unless told (the MCP server passes its own). */
+  readonly resource: Resource;
+  constructor(
+    private readonly ctx: AppContext,
+    resource?: Resource,
+  ) {
+    this.resource = resource ?? resourceNamed(ctx.config, 'api');
+    this.tokens = new TokenVerifier(ctx, { issuer: () => authorizationServerIssuer(ctx.config) });
   }
 
   private challenge(scheme: Scheme, error?: string, description?: string): string {
-    let value = `${scheme} realm="${REALM}", resource_metadata="${this.ctx.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    let value = `${scheme} realm="${REALM}", resource_metadata="${protectedResourceMetadataUrl(this.ctx.config, this.resource)}"`;
     if (error) value += `, error="${error}"`;
     if (description) value += `, error_description="${description.replace(/["\\]/g, '')}"`;
     return value;
@@ -71,6 +80,7 @@ export class Authenticator {
       if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('Bearer', 'malformed bearer token');
       const token = await this.tokens.verify(rest);
       if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
+      if (!isAudienceOf(token.audience, this.resource)) return this.invalid('Bearer', FOR_ANOTHER_RESOURCE);
       if (token.tokenType !== 'bearer') return this.invalid('Bearer', 'this token must be used with the MAC scheme');
       return token;
     }
@@ -79,6 +89,7 @@ export class Authenticator {
       if (!credentials) return this.invalid('MAC', 'malformed MAC credentials');
       const token = await this.tokens.verify(credentials.id);
       if (!token) return this.invalid('MAC', 'the token is unknown, expired or revoked');
+      if (!isAudienceOf(token.audience, this.resource)) return this.invalid('MAC', FOR_ANOTHER_RESOURCE);
       if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
       const problem = await verifyMacRequest(this.ctx, request, credentials, token);
       if (problem) return this.invalid('MAC', problem);

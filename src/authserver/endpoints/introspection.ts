@@ -9,6 +9,7 @@ import { findAccessTokenWithGrant, findRefreshTokenRow } from '../store/grants.j
 import { findUserById } from '../model/users.js';
 import { mayIntrospect, type Client } from '../model/clients.js';
 import { issuerOf } from '../issuer.js';
+import { resourceUrl } from '../../contract/resources.js';
 
 // POST {auth_url}/introspection (RFC 7662), for confidential clients. A client learns only about
 // the tokens issued to itself; a client registered as a resource server (--introspect) about every
@@ -37,7 +38,9 @@ export function introspectionEndpoint(ctx: AppContext) {
     if (!mayIntrospect(caller, row.client_id)) return INACTIVE;
     const token = activeFrom(row);
     if (!token || (await ctx.accessTokens.clientOrigins(token.clientId)) === null) return INACTIVE;
-    return describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
+    const described = await describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.tokenType);
+    // RFC 8707: the resource the token is for (RFC 7662 §2.2 `aud`).
+    return { ...described, aud: resourceUrl(ctx.config, token.audience) };
   }
 
   async function refresh(presented: string, caller: Client): Promise<Record<string, unknown> | null> {

@@ -157,6 +157,7 @@ const insertAccessTokenRow = preparedInsert('access_tokens', [
   'expires_at',
   'revoked_at',
   'created_at',
+  'audience',
 ]);
 
 export async function insertTokens(tx: WriteTx, access: AccessTokenRow, refresh: RefreshTokenRow | null): Promise<void> {
@@ -183,6 +184,7 @@ function accessTokenQuery(db: Kysely<Database>) {
       'a.expires_at',
       'a.revoked_at',
       'a.created_at',
+      'a.audience',
       'g.id as grant_found',
       'g.expires_at as grant_expires_at',
       'g.revoked_at as grant_revoked_at',

@@ -73,6 +73,8 @@ const Auth = Type.Object(
     signup: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'closed' }),
     /** An account whose e-mail address is not verified cannot sign in (sign-up mails the link). */
     requireVerifiedEmail: Type.Boolean({ default: true }),
+    /** Access tokens as opaque strings, or as RFC 9068 JWTs signed with the ID token keys (docs/oauth.md#jwt-access-tokens). */
+    accessTokenFormat: Type.Union([Type.Literal('opaque'), Type.Literal('jwt')], { default: 'opaque' }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -65,7 +65,8 @@ export type OAuthErrorCode =
   | 'invalid_token'
   | 'insufficient_scope'
   | 'temporarily_unavailable'
-  | 'too_many_requests';
+  | 'too_many_requests'
+  | 'invalid_target';
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
 export class InvalidRequest extends OAuthError {
@@ -108,6 +109,13 @@ export class UnsupportedGrantType extends OAuthError {
 export class InvalidScope extends OAuthError {
   constructor(description: string, detail: Detail = {}) {
     super('invalid_scope', description, 400, detail);
+  }
+}
+
+/** RFC 8707 §2: a `resource` that is not one of the deployment's, not absolute, has a fragment, or more than a token can be for. */
+export class InvalidTarget extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_target', description, 400, detail);
   }
 }
 

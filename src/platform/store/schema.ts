@@ -90,6 +90,8 @@ export interface AuthorizationCodesTable {
   sid: string | null;
   /** How the user signed in (JSON array of RFC 8176 values): the ID token's `amr`. */
   amr: string | null;
+  /** RFC 8707: the resources asked for at /authorize (paths under publicUrl, space-separated); null: none asked, the resource API. */
+  resources: string | null;
 }
 
 export interface AccessTokensTable {
@@ -105,6 +107,8 @@ export interface AccessTokensTable {
   expires_at: number;
   revoked_at: number | null;
   created_at: number;
+  /** RFC 8707: the resource the token is for, as its path under publicUrl (`/v1`, `/mcp`); null (tokens from before): the resource API. */
+  audience: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -119,6 +123,8 @@ export interface RefreshTokensTable {
   auth_time: number | null;
   sid: string | null;
   amr: string | null;
+  /** RFC 8707: the resources (paths under publicUrl, space-separated) its access tokens may be for; null: the resource API. */
+  resources: string | null;
 }
 
 export interface SessionsTable {
