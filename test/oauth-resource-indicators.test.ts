@@ -133,6 +133,12 @@ test('/token: an unknown resource, one with a fragment, and two resources are in
   const ok = await cc(MCP());
   assert.equal(ok.status, 200);
   assert.equal((await introspect(server, ok.body.access_token, rp)).aud, MCP());
+  // In a JSON body resource is a string like every parameter: an array is invalid_request, not ignored.
+  const array = await post(server, 'token', {}, { auth: basicAuth(), json: true, raw: JSON.stringify({ grant_type: 'client_credentials', resource: [V1(), MCP()] }) });
+  assert.equal(array.body.error, 'invalid_request');
+  // The admin API is the API's too: a token for /mcp is 401 there.
+  const admin = await server.fetch('/admin/v1/users', { headers: { authorization: `Bearer ${ok.body.access_token}`, accept: 'application/json' } });
+  assert.equal(admin.status, 401);
   // A parameter other than resource is still refused when repeated.
   const repeated = await post(server, 'token', {}, { auth: basicAuth(), raw: 'grant_type=client_credentials&scope=zoos:read&scope=zoos:read' });
   assert.equal(repeated.body.error, 'invalid_request');

@@ -11,7 +11,7 @@ export function oauthEndpoint(steps: (request: FastifyRequest, params: Params) =
     setNoStore(reply);
     const params = bodyParams(request);
     // RFC 8707 §2: `resource` may be repeated (the grants read it: resource-request.ts).
-    if (params.repeated.size + params.malformed.size) params.requireSingle([...params.repeated, ...params.malformed].filter((name) => name !== 'resource'));
+    if (params.repeated.size + params.malformed.size) params.requireSingle([...[...params.repeated].filter((name) => name !== 'resource'), ...params.malformed]);
     const answer = await steps(request, params);
     return reply.code(200).type('application/json; charset=utf-8').send(answer);
   };
