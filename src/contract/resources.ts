@@ -18,12 +18,19 @@ export interface Resource {
   path: string;
 }
 
-/** Every resource of the deployment, the resource API first (the audience of a request that names none). */
+const listed = new WeakMap<object, readonly Resource[]>();
+
+/** Every resource of the deployment, the resource API first (the audience of a request that names none). Made once per config: every token issued reads it. */
 export function deploymentResources(config: Config): readonly Resource[] {
-  return [
-    { name: 'api', path: `/v${config.api.version}` },
-    { name: 'mcp', path: '/mcp' },
-  ];
+  let resources = listed.get(config.api);
+  if (!resources) {
+    resources = Object.freeze([
+      { name: 'api', path: `/v${config.api.version}` },
+      { name: 'mcp', path: '/mcp' },
+    ] as const);
+    listed.set(config.api, resources);
+  }
+  return resources;
 }
 
 export function resourceNamed(config: Config, name: ResourceName): Resource {
