@@ -158,7 +158,7 @@ test('a repeated parameter is an invalid_request (RFC 6749 §3.2)', async () => 
 
 test('parameters a grant does not declare are ignored, not refused (RFC 6749 §3.2)', async () => {
   // Another grant's parameters and unknown ones: each grant reads only its TokenGrant.parameters.
-  const extras = { resource: 'https://api.example', audience: 'zoos', code: 'x', refresh_token: 'y', redirect_uri: 'https://app.example/cb', foo: 'bar' };
+  const extras = { audience: 'zoos', requested_token_type: 'urn:x', code: 'x', refresh_token: 'y', redirect_uri: 'https://app.example/cb', foo: 'bar' };
   const password = await post(server, 'token', { grant_type: 'password', username: 'alice', password: PASSWORD, scope: 'zoos:read', ...extras }, { auth: appAuth() });
   assert.equal(password.status, 200, JSON.stringify(password.body));
   assert.equal(password.body.scope, 'zoos:read');

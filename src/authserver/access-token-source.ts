@@ -3,6 +3,7 @@ import type { Store } from '../platform/store/store.js';
 import { clientOrigins, originRegistered } from './store/clients.js';
 import { findAccessTokenWithGrant } from './store/grants.js';
 import { isMetadataDocumentId } from './model/client-metadata-document.js';
+import { findIdTokenPublicKey } from './store/id-token-keys.js';
 
 /**
  * The authorization server's side of the active-token check (contract/active-token.ts), over its own tables.
@@ -14,5 +15,6 @@ export function accessTokenSource(store: Store, metadataDocuments = true): Acces
     find: (selector) => findAccessTokenWithGrant(store, selector),
     clientOrigins: async (clientId) => (isMetadataDocumentId(clientId) ? (metadataDocuments ? [] : null) : clientOrigins(store, clientId)),
     originRegistered: (origin) => originRegistered(store, origin),
+    signingKey: (kid) => findIdTokenPublicKey(store, kid),
   };
 }

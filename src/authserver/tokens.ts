@@ -8,6 +8,8 @@ import { write, writeGrouped, type WriteTx } from '../platform/store/write-path.
 import { audit, type AuditEvent, type AuditFields } from './audit.js';
 import { OPENID_SCOPE } from './oidc/claims.js';
 import { mintIdToken, type SignInFacts } from './oidc/id-token.js';
+import { mintJwtAccessToken } from './oidc/jwt-access-token.js';
+import { resourceNamed } from '../contract/resources.js';
 import { grantEnabled, type Client, type GrantType, type TokenType } from './model/client.js';
 import {
   findGrantRow,
@@ -211,6 +213,10 @@ export interface IssueRequest {
    * token from before OpenID Connect).
    */
   signIn?: SignInFacts | null;
+  /** RFC 8707: the access token's audience, a resource's path (contract/resources.ts; resource-request.ts `audienceOf`); default the resource API. */
+  audience?: string;
+  /** RFC 8707: the resources the refresh token may be redeemed for (stored form; null or absent: the resource API). */
+  refreshResources?: string | null;
   /** The audit line written once the tokens are stored. */
   audit: { event: Extract<AuditEvent, 'grant.issued' | 'token.refreshed'>; fields?: AuditFields };
 }
@@ -302,9 +308,15 @@ function grantRow(grant: Grant, now: number): GrantRow {
 async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, endsAt: number, now: number) {
   const { auth } = ctx.config;
   const accessExpiresAt = Math.min(now + auth.accessTokenTtl * 1000, endsAt);
-  const { token: accessToken, id: accessId, hash: accessHash } = newAccessToken();
   const tokenType = req.client.tokenType;
   const jkt = proofKeyOf(req.client);
+  const audience = req.audience ?? resourceNamed(ctx.config, 'api').path;
+  let { token: accessToken, id: accessId, hash: accessHash } = newAccessToken();
+  if (auth.accessTokenFormat === 'jwt' && tokenType === 'bearer') {
+    // RFC 9068: the same row, found by its selector, which the JWT carries as its `jti`.
+    accessToken = await mintJwtAccessToken(ctx, { jti: accessId, subject: req.subject, clientId: req.client.id, audience, scope: formatScope(req.scope), issuedAt: now, expiresAt: accessExpiresAt, authTime: req.signIn?.authTime, jkt });
+    accessHash = sha256(accessToken);
+  }
   const response: TokenResponse = {
     access_token: accessToken,
     token_type: jkt ? 'DPoP' : tokenType,
@@ -330,6 +342,7 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
     revoked_at: null,
     created_at: now,
     jkt,
+    audience,
   };
   let refresh: RefreshTokenRow | null = null;
   if (req.refreshScope && grantId !== null) {
@@ -347,6 +360,7 @@ async function mint(ctx: AppContext, req: IssueRequest, grantId: string | null, 
       amr: req.signIn?.amr ? JSON.stringify(req.signIn.amr) : null,
       // RFC 9449 §5: a public client's refresh token is bound too; a confidential client's is held by its secret.
       jkt: req.client.public ? jkt : null,
+      resources: req.refreshResources ?? null,
     };
     response.refresh_token = refreshToken;
   }

@@ -21,4 +21,6 @@ export interface AccessTokenSource {
   clientOrigins(clientId: string): Promise<readonly string[] | null>;
   /** Whether some registered client lists this origin (CORS preflights, the token endpoint). */
   originRegistered(origin: string): Promise<boolean>;
+  /** The public key (JWK text) and algorithm of the signing key with this id, or null: what verifies a JWT access token (RFC 9068). */
+  signingKey(kid: string): Promise<{ alg: string; publicJwk: string } | null>;
 }

@@ -22,6 +22,9 @@ function setup(rows: StoredAccessToken[]) {
     async originRegistered() {
       return false;
     },
+    async signingKey() {
+      return null;
+    },
   };
   const ctx = { redis: null, accessTokens: source } as unknown as AppContext;
   return { verifier: new TokenVerifier(ctx), reads };

@@ -3,6 +3,7 @@ import { RevalidatingCache } from './revalidating-cache.js';
 import { accessTokenKey, constantTimeEqual, type AccessTokenKey } from '../platform/crypto/secrets.js';
 import type { Caller } from './caller.js';
 import type { StoredAccessToken } from './access-token-source.js';
+import { JwtAccessTokenCheck, isJwt } from './jwt-access-token.js';
 
 export type { AccessTokenSource, StoredAccessToken } from './access-token-source.js';
 
@@ -22,13 +23,27 @@ export interface VerifiedToken extends Caller {
   /** DPoP: the thumbprint of the key the token is bound to (tokenType `dpop`); else null. */
   jkt: string | null;
   issuedAt: number;
+  /** RFC 8707: the resource the token is for, as its path under publicUrl (contract/resources.ts `isAudienceOf`); null: stored before audiences, the resource API. */
+  audience: string | null;
+}
+
+export interface TokenVerifierOptions {
+  /** The issuer a JWT access token must name (default publicUrl; the resource role names its authorization server's). */
+  issuer?: () => string;
 }
 
 export class TokenVerifier {
   private readonly cache: RevalidatingCache<VerifiedToken | null>;
+  private readonly jwt: JwtAccessTokenCheck;
+  private readonly issuer: () => string;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(
+    private readonly ctx: AppContext,
+    options: TokenVerifierOptions = {},
+  ) {
     this.cache = new RevalidatingCache(ctx, REVALIDATE_MS, MAX_CACHED);
+    this.issuer = options.issuer ?? (() => ctx.config.publicUrl);
+    this.jwt = new JwtAccessTokenCheck(ctx.accessTokens, this.issuer);
   }
 
   /** The caller the token stands for, or null when it is unknown, expired or revoked. */
@@ -38,7 +53,10 @@ export class TokenVerifier {
     const hit = this.cache.get(key.hash, now);
     if (hit !== undefined) return hit && hit.expiresAt > now ? hit : null;
     const source = this.ctx.accessTokens;
-    let found = activeFrom(matchingToken(await source.find(key.id), key), now);
+    // A JWT access token (RFC 9068): its signature, typ, iss and exp first; then its row like any token's.
+    const claims = isJwt(token) ? await this.jwt.verify(token, now) : undefined;
+    let found = claims === null ? null : activeFrom(matchingToken(await source.find(key.id), key), now);
+    if (found && claims && (claims.jti !== key.id || claims.aud !== this.issuer() + found.audience)) found = null;
     if (found) {
       // Even one issued by an instance that still had a removed client cached.
       const origins = await source.clientOrigins(found.clientId);
@@ -76,5 +94,6 @@ export function activeFrom(row: StoredAccessToken | null, now = Date.now()): Ver
     keyId: row.key_id,
     jkt: row.jkt ?? null,
     issuedAt: Number(row.created_at),
+    audience: row.audience ?? null,
   };
 }

@@ -3,6 +3,8 @@ import type { AppContext } from '../../contract/context.js';
 import { ApiError, unauthorized } from '../../platform/http/errors.js';
 import type { Caller } from '../../contract/caller.js';
 import { TokenVerifier } from '../../contract/active-token.js';
+import { isAudienceOf, protectedResourceMetadataUrl, resourceNamed, type Resource } from '../../contract/resources.js';
+import { authorizationServerIssuer } from './protected-resource.js';
 import { bodyHashMatches, parseMacHeader, verifyMacRequest } from './mac.js';
 import { boundRequestProblem, requestUrl } from '../../contract/dpop.js';
 import { DPOP_ALGS } from '../../platform/crypto/dpop-proof.js';
@@ -20,18 +22,25 @@ declare module 'fastify' {
 // Bearer challenge also offers DPoP and its algorithms.
 
 export const REALM = 'gatehouse';
+const FOR_ANOTHER_RESOURCE = 'the token is for another resource (its audience)';
 
 type Scheme = 'Bearer' | 'MAC' | 'DPoP';
 const DPOP_OFFER = `DPoP algs="${DPOP_ALGS.join(' ')}"`;
 
 export class Authenticator {
   readonly tokens: TokenVerifier;
-  constructor(private readonly ctx: AppContext) {
-    this.tokens = new TokenVerifier(ctx);
+  /** The resource this server is (RFC 8707): a token for another is refused. The resource API unless told (the MCP server passes its own). */
+  readonly resource: Resource;
+  constructor(
+    private readonly ctx: AppContext,
+    resource?: Resource,
+  ) {
+    this.resource = resource ?? resourceNamed(ctx.config, 'api');
+    this.tokens = new TokenVerifier(ctx, { issuer: () => authorizationServerIssuer(ctx.config) });
   }
 
   private challenge(scheme: Scheme, error?: string, description?: string): string {
-    let value = `${scheme} realm="${REALM}", resource_metadata="${this.ctx.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    let value = `${scheme} realm="${REALM}", resource_metadata="${protectedResourceMetadataUrl(this.ctx.config, this.resource)}"`;
     if (scheme === 'DPoP') value += `, algs="${DPOP_ALGS.join(' ')}"`;
     if (error) value += `, error="${error}"`;
     if (description) value += `, error_description="${description.replace(/["\\]/g, '')}"`;
@@ -76,6 +85,7 @@ export class Authenticator {
       if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('Bearer', 'malformed bearer token');
       const token = await this.tokens.verify(rest);
       if (!token) return this.invalid('Bearer', 'the token is unknown, expired or revoked');
+      if (!isAudienceOf(token.audience, this.resource)) return this.invalid('Bearer', FOR_ANOTHER_RESOURCE);
       if (token.tokenType !== 'bearer') return token.tokenType === 'dpop' ? this.invalid('DPoP', 'this token is DPoP-bound: use the DPoP scheme with a proof') : this.invalid('Bearer', 'this token must be used with the MAC scheme');
       return token;
     }
@@ -83,6 +93,7 @@ export class Authenticator {
       if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(rest)) return this.invalid('DPoP', 'malformed DPoP token');
       const token = await this.tokens.verify(rest);
       if (!token) return this.invalid('DPoP', 'the token is unknown, expired or revoked');
+      if (!isAudienceOf(token.audience, this.resource)) return this.invalid('DPoP', FOR_ANOTHER_RESOURCE);
       if (token.tokenType !== 'dpop' || token.jkt === null) return this.invalid('DPoP', 'this token is not DPoP-bound: use the Bearer scheme');
       const problem = await boundRequestProblem(this.ctx, request, rest, token.jkt, requestUrl(this.ctx.config.publicUrl, request));
       if (problem) return unauthorized('Invalid DPoP proof', this.challenge('DPoP', 'invalid_dpop_proof', problem), { dpop: problem });
@@ -93,6 +104,7 @@ export class Authenticator {
       if (!credentials) return this.invalid('MAC', 'malformed MAC credentials');
       const token = await this.tokens.verify(credentials.id);
       if (!token) return this.invalid('MAC', 'the token is unknown, expired or revoked');
+      if (!isAudienceOf(token.audience, this.resource)) return this.invalid('MAC', FOR_ANOTHER_RESOURCE);
       if (token.tokenType !== 'mac') return this.invalid('MAC', 'this token is a bearer token');
       const problem = await verifyMacRequest(this.ctx, request, credentials, token);
       if (problem) return this.invalid('MAC', problem);

@@ -16,6 +16,7 @@ import { authorizeFlow, pageHeaders, renderConsent, type ConsentChoices } from '
 import { formTarget, redirectError, redirectTo, type AuthorizationRequest } from './request.js';
 import { usePushed } from './pushed.js';
 import { describeDuration } from './views.js';
+import { storedResources } from '../resource-request.js';
 
 // The consent step: the user's decision becomes an authorization code (code grant) or tokens in
 // the fragment (implicit grant, through the same token pipeline as every other grant).
@@ -129,6 +130,7 @@ async function grantAccess(
         auth_time: signedIn.authTime,
         sid: signedIn.sid,
         amr: JSON.stringify(signedIn.amr),
+        resources: storedResources(req.resources),
       });
     });
     audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });
@@ -143,6 +145,7 @@ async function grantAccess(
     grant: 'existing' in grant ? grant : { new: { scope, expiresAt: grantExpiresAt } },
     scope,
     refreshScope: null,
+    audience: req.resources?.[0]?.path,
     audit: { event: 'grant.issued' },
   }))!;
   return reply.redirect(

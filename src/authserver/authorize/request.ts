@@ -7,6 +7,9 @@ import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../issuer.js';
 import { RESPONSE_TYPES, type RedirectGrantType } from '../grants/registry.js';
+import { readAuthorizationResources } from '../resource-request.js';
+import { InvalidTarget } from '../../platform/http/errors.js';
+import type { Resource } from '../../contract/resources.js';
 
 // Reading an authorization request (RFC 6749 §4.1.1, §4.2.1) in two stages. Until the client and
 // its redirect URI are known to be genuine nothing may be redirected (PageError: an error page);
@@ -61,6 +64,8 @@ export interface AuthorizationRequest extends VerifiedTarget {
   loginHint: string | null;
   /** OpenID Connect `id_token_hint`: an ID token naming the user the client expects. */
   idTokenHint: string | null;
+  /** RFC 8707: the resources asked for (the code may be redeemed for any one of them); null: none named, the resource API. */
+  resources: Resource[] | null;
 }
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
@@ -150,7 +155,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     }
   };
   const checkRest = (): AuthorizationRequest => {
-    for (const name of params.repeated) throw new InvalidRequest(`The ${name} parameter is repeated`);
+    for (const name of params.repeated) if (name !== 'resource') throw new InvalidRequest(`The ${name} parameter is repeated`);
     // RFC 9126 §5: a client that must push its requests may not send one by the browser.
     if (source.kind === 'query' && parRequired(ctx.config, client))
       throw new InvalidRequest('This client must push its authorization requests to the pushed authorization request endpoint (RFC 9126) and send the request_uri');
@@ -166,6 +171,10 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
     if (!grantEnabled(ctx.config, grant)) throw new UnsupportedResponseType(`response_type=${responseType} is turned off on this server (the ${grant} grant)`);
     if (!client.grantTypes.includes(grant)) throw new UnauthorizedClient(`The client is not registered for the ${grant} grant`);
     const scope = resolveRequestedScope(params.get('scope'), client, ctx.collections, { user: null, via: grant });
+    const resources = readAuthorizationResources(ctx.config, params);
+    // The implicit grant's token is issued here: for one resource (RFC 8707 §2, as at the token endpoint).
+    if (responseType === 'token' && resources !== null && resources.length > 1)
+      throw new InvalidTarget('One resource per token: the implicit grant takes a single resource parameter', { resource: 'one resource per token' });
     let codeChallenge: string | null = null;
     if (responseType === 'code') {
       const challenge = params.get('code_challenge');
@@ -202,6 +211,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
       maxAge: maxAgeText === undefined ? null : Number(maxAgeText),
       loginHint: text('login_hint'),
       idTokenHint: text('id_token_hint', MAX_ID_TOKEN_HINT),
+      resources,
     };
   };
   return { partial, complete };

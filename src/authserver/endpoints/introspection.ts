@@ -9,6 +9,7 @@ import { findAccessTokenWithGrant, findRefreshTokenRow } from '../store/grants.j
 import { findUserById } from '../model/users.js';
 import { mayIntrospect, type Client } from '../model/clients.js';
 import { issuerOf } from '../issuer.js';
+import { resourceUrl } from '../../contract/resources.js';
 
 // POST {auth_url}/introspection (RFC 7662), for confidential clients. A client learns only about
 // the tokens issued to itself; a client registered as a resource server (--introspect) about every
@@ -38,8 +39,9 @@ export function introspectionEndpoint(ctx: AppContext) {
     const token = activeFrom(row);
     if (!token || (await ctx.accessTokens.clientOrigins(token.clientId)) === null) return INACTIVE;
     const described = await describe(token.subject, token.clientId, [...token.scopes].join(' '), token.issuedAt, token.expiresAt, token.jkt ? 'DPoP' : token.tokenType);
-    // RFC 9449 §6.2: the key a DPoP-bound token is bound to.
-    return token.jkt ? { ...described, cnf: { jkt: token.jkt } } : described;
+    // RFC 8707: the resource the token is for (RFC 7662 §2.2 `aud`); RFC 9449 §6.2: the key a DPoP-bound token is bound to.
+    const withAudience = { ...described, aud: resourceUrl(ctx.config, token.audience) };
+    return token.jkt ? { ...withAudience, cnf: { jkt: token.jkt } } : withAudience;
   }
 
   async function refresh(presented: string, caller: Client): Promise<Record<string, unknown> | null> {

@@ -5,6 +5,7 @@ import { claimCode, findCodeRow } from '../store/grants.js';
 import { findGrant, issueTokens, issuesRefreshTokens, revokeAfterReplay, type Grant } from '../tokens.js';
 import { amrOf } from '../oidc/id-token.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
+import { audienceOf, readTokenResource } from '../resource-request.js';
 
 // RFC 6749 §4.1.3 with RFC 7636: a code is redeemed once, by the client it was issued to, with
 // the redirect URI and PKCE verifier of its authorization request. A second redemption is a
@@ -14,7 +15,7 @@ const USED = { code: 'is unknown, expired or already used' };
 
 export const authorizationCodeGrant: TokenGrant = {
   grantType: 'authorization_code',
-  parameters: ['code', 'redirect_uri', 'code_verifier'],
+  parameters: ['code', 'redirect_uri', 'code_verifier', 'resource'],
   responseType: 'code',
   async handler(ctx, request, { client }, params) {
     const code = params.require('code');
@@ -57,6 +58,8 @@ export const authorizationCodeGrant: TokenGrant = {
       existing = grant;
     }
     scope = await withAdminRuleNow(ctx, scope, client, row.subject, 'authorization_code');
+    // RFC 8707 §2.2: one of the resources of the authorization request (the API when it named none).
+    const audience = audienceOf(ctx.config, row.resources ?? null, readTokenResource(ctx.config, params));
     const response = await issueTokens(ctx, request.log, {
       grantType: 'authorization_code',
       client,
@@ -64,6 +67,8 @@ export const authorizationCodeGrant: TokenGrant = {
       grant: existing ? { existing } : { new: { scope, expiresAt } },
       scope,
       refreshScope: issuesRefreshTokens(ctx, client) ? scope : null,
+      audience,
+      refreshResources: row.resources ?? null,
       // Claimed and tied to its grant in one statement: of two racing redemptions exactly one wins.
       claim: async (tx, grantId) => claimCode(tx, row.hash, grantId!, Date.now()),
       audit: { event: 'grant.issued' },

@@ -5,6 +5,7 @@ import { hasSecondFactor, mustHaveSecondFactor } from '../model/factors.js';
 import { issueTokens, issuesRefreshTokens } from '../tokens.js';
 import { userSubject } from '../model/users.js';
 import type { TokenGrant } from './grant.js';
+import { readTokenResource } from '../resource-request.js';
 
 // RFC 6749 §4.3: only for clients registered with it. Failed attempts are throttled per user
 // name and per IP, and so are second factors: a user who has one sends its code as `otp`. The grant lasts as long as its refresh token could (never past maxGrantTtl).
@@ -12,12 +13,14 @@ import type { TokenGrant } from './grant.js';
 
 export const passwordGrant: TokenGrant = {
   grantType: 'password',
-  parameters: ['username', 'password', 'scope', 'otp'],
+  parameters: ['username', 'password', 'scope', 'otp', 'resource'],
   async handler(ctx, request, { client }, params) {
     const username = params.require('username');
     const password = params.require('password');
     // Checked again once the user is known: `admin` only for admin users.
     const requested = params.get('scope');
+    // RFC 8707: checked before the password is; the refresh token stays bound to it.
+    const resource = readTokenResource(ctx.config, params);
     resolveRequestedScope(requested, client, ctx.collections, { user: null, via: 'password' });
 
     const outcome = await signIn(ctx, request.log, { username, password, ip: request.ip, clientId: client.id, via: 'password grant' });
@@ -47,6 +50,8 @@ export const passwordGrant: TokenGrant = {
       grant: { new: { scope, lifetimeSeconds: validity } },
       scope,
       refreshScope: refresh ? scope : null,
+      audience: resource?.path,
+      refreshResources: resource?.path ?? null,
       audit: { event: 'grant.issued' },
     });
     return response!;

@@ -5,6 +5,7 @@ import { claimRefreshToken, findRefreshTokenRow } from '../store/grants.js';
 import { findGrant, issueTokens, proofKeyOf, revokeAfterReplay } from '../tokens.js';
 import { amrOf } from '../oidc/id-token.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
+import { audienceOf, readTokenResource } from '../resource-request.js';
 
 // RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every refresh returns a new refresh token and
 // retires the old one; presenting a retired one again revokes the whole grant. The new tokens
@@ -14,7 +15,7 @@ const REUSED = 'The refresh token was already used; the authorization is revoked
 
 export const refreshTokenGrant: TokenGrant = {
   grantType: 'refresh_token',
-  parameters: ['refresh_token', 'scope'],
+  parameters: ['refresh_token', 'scope', 'resource'],
   async handler(ctx, request, { client }, params) {
     const presented = params.require('refresh_token');
     const row = await findRefreshTokenRow(ctx.store, sha256(presented));
@@ -48,6 +49,8 @@ export const refreshTokenGrant: TokenGrant = {
       if (scope.length === 0) throw new InvalidScope('The admin scope is no longer granted to this client', { scope: 'admin: not for this user or client' });
     }
 
+    // RFC 8707 §2.2: narrowed to one of the resources the refresh token holds; the new one keeps them all.
+    const audience = audienceOf(ctx.config, row.resources ?? null, readTokenResource(ctx.config, params));
     const response = await issueTokens(ctx, request.log, {
       grantType: 'refresh_token',
       client,
@@ -56,6 +59,8 @@ export const refreshTokenGrant: TokenGrant = {
       scope,
       // RFC 6749 §6: the new refresh token keeps the scope of the one it replaces.
       refreshScope: holding,
+      audience,
+      refreshResources: row.resources ?? null,
       claim: (tx) => claimRefreshToken(tx, row.hash, now),
       audit: { event: 'token.refreshed' },
       // OpenID Connect Core §12.2: a new ID token about the same sign-in (its auth_time and session), without a nonce.

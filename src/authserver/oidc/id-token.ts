@@ -7,8 +7,8 @@ import { idTokenKeys } from './keys.js';
 
 // ID tokens (OpenID Connect Core §2, §3.1.3.6): issued beside the access token of a code
 // exchange or a refresh whose scope holds `openid`, signed with the client's registered
-// algorithm (RS256 unless it registered ES256). Nothing else in gatehouse is a JWT: access tokens
-// stay opaque, so an ID token costs only the requests that ask for one.
+// algorithm (RS256 unless it registered ES256). Access tokens are opaque unless the deployment
+// asks for JWTs (jwt-access-token.ts), so an ID token costs only the requests that ask for one.
 
 /** What the sign-in contributes to an ID token: when and in which session it happened, and the request's nonce. */
 export interface SignInFacts {

@@ -51,7 +51,10 @@ class IdTokenKeyRing {
   private async load(): Promise<void> {
     // Listed for the ID token lifetime after retirement, plus the time another instance may go on
     // signing with a key before its next reload sees the rotation.
-    const rows = await listIdTokenKeys(this.ctx.store, Date.now() - this.ctx.config.auth.idTokenTtl * 1000 - RELOAD_MS);
+    // JWT access tokens (auth.accessTokenFormat: jwt) are signed with these keys too: listed as long as they live.
+    const { auth } = this.ctx.config;
+    const ttl = Math.max(auth.idTokenTtl, auth.accessTokenFormat === 'jwt' ? auth.accessTokenTtl : 0);
+    const rows = await listIdTokenKeys(this.ctx.store, Date.now() - ttl * 1000 - RELOAD_MS);
     const known = new Map(this.keys.map((k) => [k.row.id, k]));
     // The row is read anew (its retirement may be new); the parsed keys are kept.
     this.keys = rows.map((row) => ({ ...(known.get(row.id) ?? { publicJwk: JSON.parse(row.publicJwk) as JWK }), row }));

@@ -158,6 +158,7 @@ const insertAccessTokenRow = preparedInsert('access_tokens', [
   'revoked_at',
   'created_at',
   'jkt',
+  'audience',
 ]);
 
 export async function insertTokens(tx: WriteTx, access: AccessTokenRow, refresh: RefreshTokenRow | null): Promise<void> {
@@ -185,6 +186,7 @@ function accessTokenQuery(db: Kysely<Database>) {
       'a.expires_at',
       'a.revoked_at',
       'a.created_at',
+      'a.audience',
       'g.id as grant_found',
       'g.expires_at as grant_expires_at',
       'g.revoked_at as grant_revoked_at',

@@ -45,3 +45,9 @@ export async function insertCurrentIdTokenKey(tx: WriteTx, key: Omit<IdTokenKeyR
 export async function hasCurrentIdTokenKey(on: On, alg: string): Promise<boolean> {
   return (await sqlOf(on).selectFrom('id_token_keys').select('id').where('alg', '=', alg).where('retired_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
 }
+
+/** A key's public half and algorithm by its id, current or retired (a JWT access token's `kid`: contract/jwt-access-token.ts), or null. */
+export async function findIdTokenPublicKey(on: On, id: string): Promise<{ alg: string; publicJwk: string } | null> {
+  const row = await sqlOf(on).selectFrom('id_token_keys').select(['alg', 'public_jwk']).where('id', '=', id).executeTakeFirst();
+  return row ? { alg: row.alg, publicJwk: row.public_jwk } : null;
+}

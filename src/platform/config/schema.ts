@@ -81,6 +81,8 @@ const Auth = Type.Object(
     allowPrivateMetadataHosts: Type.Boolean({ default: false }),
     /** RFC 9126: every client's authorization requests must be pushed to {auth_url}/par first (else only those registered --require-par). */
     requirePushedAuthorizationRequests: Type.Boolean({ default: false }),
+    /** Access tokens as opaque strings, or as RFC 9068 JWTs signed with the ID token keys (docs/oauth.md#jwt-access-tokens). */
+    accessTokenFormat: Type.Union([Type.Literal('opaque'), Type.Literal('jwt')], { default: 'opaque' }),
   },
   { additionalProperties: false, default: {} },
 );

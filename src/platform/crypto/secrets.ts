@@ -37,7 +37,7 @@ export function randomCode(alphabet: string, length: number): string {
  * secret — is the stored row's key, so issuing a token appends to the key's index instead of
  * writing a random page of it (the token endpoint's main write cost). The row holds only the
  * SHA-256 of the whole token, compared in constant time after the lookup. A token issued before
- * selectors existed (no dot) is keyed by its hash.
+ * selectors existed (no dot) is keyed by its hash; a JWT access token by its `jti` (jwtId).
  */
 export interface AccessTokenKey {
   id: string;
@@ -53,7 +53,22 @@ export function newAccessToken(): AccessTokenKey & { token: string } {
 export function accessTokenKey(token: string): AccessTokenKey {
   const hash = sha256(token);
   const dot = token.indexOf('.');
-  return { id: dot < 0 ? hash : token.slice(0, dot), hash };
+  if (dot < 0) return { id: hash, hash };
+  const second = token.indexOf('.', dot + 1);
+  return { id: second < 0 ? token.slice(0, dot) : (jwtId(token.slice(dot + 1, second)) ?? hash), hash };
+}
+
+/**
+ * A JWT access token (RFC 9068) carries its row's selector as `jti`: read here unverified, only to
+ * find the row, whose hash the whole token must match (the token check also verifies the signature).
+ */
+function jwtId(payload: string): string | null {
+  try {
+    const jti = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { jti?: unknown }).jti;
+    return typeof jti === 'string' && /^[0-9a-f]{32}$/.test(jti) ? jti : null;
+  } catch {
+    return null;
+  }
 }
 
 const idRandom = new Uint8Array(16);

@@ -69,7 +69,8 @@ export type OAuthErrorCode =
   | 'invalid_dpop_proof'
   | 'authorization_pending'
   | 'slow_down'
-  | 'expired_token';
+  | 'expired_token'
+  | 'invalid_target';
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
 export class InvalidRequest extends OAuthError {
@@ -133,6 +134,13 @@ export class SlowDown extends OAuthError {
 export class ExpiredToken extends OAuthError {
   constructor(description: string, detail: Detail = {}) {
     super('expired_token', description, 400, detail);
+  }
+}
+
+/** RFC 8707 §2: a `resource` that is not one of the deployment's, not absolute, has a fragment, or more than a token can be for. */
+export class InvalidTarget extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_target', description, 400, detail);
   }
 }
 

@@ -554,6 +554,16 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('pushed_requests_expiry').on('pushed_requests').column('expires_at').execute();
       },
     },
+    '0017_resource_indicators': {
+      // RFC 8707 (docs/oauth.md#resource-indicators): an access token's audience, and the resources
+      // a code or refresh token may be redeemed for — each a path under publicUrl (`/v1`, `/mcp`;
+      // contract/resources.ts); null on rows from before: the resource API.
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('access_tokens').addColumn('audience', 'text').execute();
+        await db.schema.alterTable('authorization_codes').addColumn('resources', 'text').execute();
+        await db.schema.alterTable('refresh_tokens').addColumn('resources', 'text').execute();
+      },
+    },
   };
 }
 

@@ -92,6 +92,8 @@ export interface AuthorizationCodesTable {
   sid: string | null;
   /** How the user signed in (JSON array of RFC 8176 values): the ID token's `amr`. */
   amr: string | null;
+  /** RFC 8707: the resources asked for at /authorize (paths under publicUrl, space-separated); null: none asked, the resource API. */
+  resources: string | null;
 }
 
 export interface AccessTokensTable {
@@ -109,6 +111,8 @@ export interface AccessTokensTable {
   created_at: number;
   /** DPoP (RFC 9449): the SHA-256 JWK thumbprint of the key the token is bound to; null: a bearer token. */
   jkt: string | null;
+  /** RFC 8707: the resource the token is for, as its path under publicUrl (`/v1`, `/mcp`); null (tokens from before): the resource API. */
+  audience: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -125,6 +129,8 @@ export interface RefreshTokensTable {
   amr: string | null;
   /** DPoP: a public client's refresh token is bound to the key of its proof (RFC 9449 §5). */
   jkt: string | null;
+  /** RFC 8707: the resources (paths under publicUrl, space-separated) its access tokens may be for; null: the resource API. */
+  resources: string | null;
 }
 
 export interface SessionsTable {
