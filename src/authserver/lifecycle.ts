@@ -5,6 +5,7 @@ import { purgeSessions } from './store/sessions.js';
 import { purgeChallenges } from './store/factors.js';
 import { purgeUserTokens } from './store/user-tokens.js';
 import { removeStaleSignUps } from './model/lifecycle.js';
+import { purgeRegistrationTokens } from './store/registrations.js';
 
 export { accessTokenSource } from './access-token-source.js';
 
@@ -22,5 +23,6 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     // A mailed link a day past its expiry: "used or expired" is said the same either way.
     user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
     unverified_signups: await removeStaleSignUps(ctx, now),
+    registration_tokens: await purgeRegistrationTokens(ctx.store, cutoff),
   };
 }

@@ -12,6 +12,7 @@ import { userinfoEndpoint } from './oidc/userinfo.js';
 import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
+import { registerRegistrationEndpoints } from './endpoints/registration.js';
 
 /** The authorization server (docs/oauth.md) under {auth_url}, and its metadata. */
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -41,6 +42,8 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/signup`, { GET: signUpGet(ctx), POST: signUpPost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/verify`, { GET: verifyGet(ctx), POST: verifyPost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/reset`, { GET: resetGet(ctx), POST: resetPost(ctx) }, { config: { html: true } });
+    // Dynamic client registration, RFC 7591/7592 (docs/oauth.md, Registering clients).
+    await registerRegistrationEndpoints(oauth, ctx);
 
   });
 }

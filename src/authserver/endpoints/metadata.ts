@@ -40,6 +40,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     token_types_supported: ['bearer', 'mac'],
+    // RFC 7591: only while registration is offered (auth.registration).
+    ...(config.auth.registration !== 'closed' ? { registration_endpoint: `${auth}/register` } : {}),
   };
 }
 

@@ -495,6 +495,34 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('users_verification_pending').on('users').columns(['verification_pending', 'created_at']).execute();
       },
     },
+    '0014_client_registration': {
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        // Initial access tokens of dynamic client registration (auth.registration: token): only the
+        // SHA-256 of the token; `id` is its public selector (the part before the dot).
+        await db.schema
+          .createTable('registration_tokens')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('hash', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text')
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('expires_at', ms, (c) => c.notNull())
+          .addColumn('uses_left', 'integer', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('registration_tokens_expiry').on('registration_tokens').column('expires_at').execute();
+        // A client that registered itself (RFC 7591): the SHA-256 of its registration access token
+        // (RFC 7592) and the metadata the clients table has no column for.
+        await db.schema
+          .createTable('client_registrations')
+          .addColumn('client_id', 'text', (c) => c.primaryKey())
+          .addColumn('token_hash', 'text', (c) => c.notNull())
+          .addColumn('auth_method', 'text', (c) => c.notNull())
+          .addColumn('contacts', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text')
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 
