@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { GRANT_TYPES, describeClient, listClients, registerClient, removeClient, rotateClientSecret } from '../authserver/model/clients.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { cell, printList, withJsonOption, type Column, type ListOptions } from './output.js';
+import { registrationTokenCommands } from './registration-tokens.js';
 
 interface ClientOptions extends CommonOptions {
   secret?: string;
@@ -114,4 +115,6 @@ export function clientCommand(program: Command): void {
         printList((await listClients(ctx)).map(describeClient), CLIENT_COLUMNS, opts, 'no clients');
       });
     });
+
+  registrationTokenCommands(client);
 }
