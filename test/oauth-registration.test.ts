@@ -7,6 +7,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addUser, decide, signIn } from './helpers/oauth.js';
 import { findClient, listClients, updateClient } from '../src/authserver/model/clients.js';
 import { createRegistrationToken, revokeRegistrationToken } from '../src/authserver/model/registration.js';
@@ -307,5 +308,30 @@ describe('throttle', () => {
     assert.equal(res.body.error, 'too_many_requests');
     assert.ok(Number(res.headers.get('retry-after')) > 0);
     assert.equal(await clientCount(server), before);
+  });
+});
+
+describe('on PostgreSQL', { skip: !pgAvailable && 'needs PostgreSQL' }, () => {
+  let server: InProcessApp;
+  let database: { url: string; drop(): Promise<void> };
+  before(async () => {
+    database = await createPgDatabase();
+    server = await startApp({ database: database.url, config: { auth: { registration: 'token' } } });
+  });
+  after(async () => {
+    await server?.cleanup();
+    await database?.drop();
+  });
+
+  test('a token of 2 uses raced by 5 registrations makes 2 clients; the registration access token manages its own client only', async () => {
+    const { token } = await createRegistrationToken(server.ctx, { uses: 2 }, null);
+    const raced = await Promise.all(Array.from({ length: 5 }, () => register(server, { redirect_uris: [CB], contacts: ['a@example.org'] }, { authorization: `Bearer ${token}` })));
+    assert.deepEqual(raced.map((r) => r.status).sort(), [201, 201, 401, 401, 401]);
+    const [a, b] = raced.filter((r) => r.status === 201).map((r) => r.body);
+    const read = await server.json('GET', `/oauth/register/${a.client_id}`, undefined, { authorization: `Bearer ${a.registration_access_token}` });
+    assert.deepEqual(read.body.contacts, ['a@example.org']);
+    assert.equal((await server.json('DELETE', `/oauth/register/${a.client_id}`, undefined, { authorization: `Bearer ${b.registration_access_token}` })).status, 401);
+    assert.equal((await server.fetch(`/oauth/register/${a.client_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${a.registration_access_token}` } })).status, 204);
+    assert.equal(await findClient(server.ctx, a.client_id, true), null);
   });
 });
