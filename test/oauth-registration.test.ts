@@ -227,7 +227,7 @@ describe('open registration', () => {
 describe('closed registration (the default)', () => {
   let server: InProcessApp;
   before(async () => {
-    server = await startApp();
+    server = await startApp({ config: { auth: { registration: 'closed' } } });
   });
   after(() => server.cleanup());
 
