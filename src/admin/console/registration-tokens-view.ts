@@ -59,6 +59,7 @@ export function registrationTokenMadeBody(base: string, token: string, made: Reg
 <h2>Initial access token</h2>
 <p><strong>Copy it now: it is shown this once.</strong> gatehouse keeps only its hash. It registers ${String(made.usesLeft)} client${made.usesLeft === 1 ? '' : 's'} until ${when(made.expiresAt)}.</p>
 <code class="secret" id="registration-token">${token}</code>
+<div class="buttons"><button type="button" class="primary" data-copy="registration-token" hidden>Copy the token</button> <span id="registration-token-status" role="status" class="small"></span></div>
 </div>
 <p><a class="button" href="${base}/registration-tokens">Done</a></p>`;
 }

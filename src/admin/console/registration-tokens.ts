@@ -68,9 +68,9 @@ export function registerRegistrationTokenPages(app: FastifyInstance, kit: Consol
         'clients',
         confirmBody({
           csrf: s.csrf,
-          title: `Revoke the registration token ${token.id}?`,
+          title: 'Revoke this registration token?',
           text: 'It stops registering clients at once. The clients it registered stay.',
-          details: html`<dl class="props"><dt>Made</dt><dd>${when(token.createdAt)}</dd><dt>Expires</dt><dd>${when(token.expiresAt)}</dd><dt>Uses left</dt><dd>${String(token.usesLeft)}</dd></dl>`,
+          details: html`<dl class="props"><dt>Id</dt><dd><code>${token.id}</code></dd><dt>Made</dt><dd>${when(token.createdAt)}</dd><dt>Expires</dt><dd>${when(token.expiresAt)}</dd><dt>Uses left</dt><dd>${String(token.usesLeft)}</dd></dl>`,
           action: `${base}/registration-tokens/${token.id}/revoke`,
           button: 'Revoke the token',
           cancel: `${base}/registration-tokens`,
