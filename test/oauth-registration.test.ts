@@ -81,11 +81,12 @@ describe('open registration', () => {
 
   test('oauth4webapi registers a confidential client (client_secret_post) with client_credentials, which gets a token', async () => {
     const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Backend', grant_types: ['client_credentials'], response_types: [], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read', contacts: ['ops@example.org'], software_id: 'ignored' }, opts(server)),
+      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Backend', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read', contacts: ['ops@example.org'], software_id: 'ignored' }, opts(server)),
     );
     assert.ok(registered.client_secret && String(registered.client_secret).length >= 43);
     assert.equal(registered.client_secret_expires_at, 0);
     assert.deepEqual(registered.contacts, ['ops@example.org']);
+    assert.deepEqual(registered.response_types, [], 'no redirect grant, no response type');
     assert.equal(registered.software_id, undefined, 'unknown metadata is ignored, not echoed');
     const client: oauth.Client = { client_id: registered.client_id };
     const tokens = await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(String(registered.client_secret)), { scope: 'orders:read' }, opts(server)));

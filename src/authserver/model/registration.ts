@@ -78,7 +78,8 @@ export function readMetadata(body: Record<string, unknown>): RegistrationMetadat
   const name = optionalString(body, 'client_name');
   const uri = optionalString(body, 'client_uri');
   const grantTypes = optionalStrings(body, 'grant_types') ?? ['authorization_code'];
-  const responseTypes = optionalStrings(body, 'response_types') ?? (grantTypes.includes('authorization_code') ? ['code'] : []);
+  // Absent: the response types of the grants asked for (RFC 7591 §2.1 says `code`, which only the code grant can use).
+  const responseTypes = optionalStrings(body, 'response_types') ?? Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => grantTypes.includes(grant)).map(([type]) => type);
   const method = optionalString(body, 'token_endpoint_auth_method') ?? 'client_secret_basic';
   if (!(AUTH_METHODS as readonly string[]).includes(method)) bad('token_endpoint_auth_method', `${method} is not supported (supported: ${AUTH_METHODS.join(', ')})`);
   for (const type of responseTypes) {
