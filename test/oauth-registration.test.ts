@@ -6,6 +6,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
+import * as openid from 'openid-client';
 import { startApp, type InProcessApp } from './helpers/app.js';
 import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { CookieJar, addUser, decide, signIn } from './helpers/oauth.js';
@@ -177,6 +178,11 @@ describe('open registration', () => {
     const idPut = await server.json('PUT', uri, { client_id: 'someone-else', redirect_uris: [CB] }, auth);
     assert.equal(idPut.status, 400);
     assert.equal(idPut.body.error, 'invalid_client_metadata');
+    const secretPut = await server.json('PUT', uri, { client_id: made.client_id, client_secret: 'x'.repeat(43), redirect_uris: [CB], grant_types: ['authorization_code', 'client_credentials'] }, auth);
+    assert.equal(secretPut.status, 400);
+    assert.equal(secretPut.body.detail.client_secret, 'is not the current secret');
+    const samePut = await server.json('PUT', uri, { client_id: made.client_id, client_secret: made.client_secret, redirect_uris: ['https://rp.example/other'], grant_types: ['authorization_code', 'client_credentials'], scope: 'orders:read' }, auth);
+    assert.equal(samePut.status, 200, 'the current secret may be sent back');
     const typePut = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], token_endpoint_auth_method: 'none' }, auth);
     assert.equal(typePut.status, 400);
     assert.equal(typePut.body.detail.token_endpoint_auth_method !== undefined, true);
@@ -282,6 +288,16 @@ describe('registration with an initial access token', () => {
     const raced = await Promise.all(Array.from({ length: 5 }, () => register(server, { redirect_uris: [CB] }, auth)));
     assert.deepEqual(raced.map((r) => r.status).sort(), [201, 201, 401, 401, 401]);
     assert.equal(await clientCount(server), before + 2);
+  });
+
+  test('openid-client registers a confidential client with an initial access token, which gets a client_credentials token', async () => {
+    const { token } = await createRegistrationToken(server.ctx, {}, null);
+    const inProcess = ((url: string, init: RequestInit) => server.fetch(url, init as object)) as unknown as openid.CustomFetch;
+    const config = await openid.dynamicClientRegistration(new URL(server.url), { client_name: 'Reporter', grant_types: ['client_credentials'], scope: 'orders:read' }, undefined, { initialAccessToken: token, [openid.customFetch]: inProcess } as openid.DynamicClientRegistrationRequestOptions);
+    config[openid.customFetch] = inProcess;
+    assert.match(config.clientMetadata().client_id, /^reg-/);
+    const tokens = await openid.clientCredentialsGrant(config, { scope: 'orders:read' });
+    assert.equal(tokens.scope, 'orders:read');
   });
 
   test('the audit line of a token registration names the token', async () => {

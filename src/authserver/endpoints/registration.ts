@@ -11,6 +11,7 @@ import {
   REGISTRATIONS_PER_IP_HOUR,
   RegistrationTokenSpent,
   deleteRegistration,
+  isCurrentSecret,
   describeRegistration,
   openRegistration,
   openRegistrationToken,
@@ -156,7 +157,8 @@ function manage(ctx: AppContext) {
       const current = await managed(ctx, request);
       const body = metadataBody(request);
       if (body.client_id !== current.client.id) throw new InvalidClientMetadata('client_id: must be the id of the client being replaced', { client_id: `must be ${current.client.id}` });
-      if (body.client_secret !== undefined) throw new InvalidClientMetadata('client_secret: cannot be sent: gatehouse keeps only its hash (rotate it with the operator)', { client_secret: 'must be omitted' });
+      if (body.client_secret !== undefined && !isCurrentSecret(current.client, body.client_secret))
+        throw new InvalidClientMetadata('client_secret: must be the current secret or omitted: a registration cannot change it', { client_secret: 'is not the current secret' });
       const replaced = await asMetadataError(async () => replaceRegistration(ctx, current, readMetadata(body)));
       if (!replaced) throw new InvalidToken('The registration access token is not valid for this client', { authorization: 'is not the registration access token of this client' });
       audit(ctx, request.log, 'client.registration_changed', { client_id: current.client.id, ip: request.ip });

@@ -240,6 +240,11 @@ export async function replaceRegistration(ctx: AppContext, current: { client: Cl
   return updated ? describeRegistration(updated, row) : null;
 }
 
+/** RFC 7592 §2.2: a replacement may carry the client's secret, which must then be the current one (compared in constant time). */
+export function isCurrentSecret(client: Client, secret: unknown): boolean {
+  return typeof secret === 'string' && client.secretHash !== null && constantTimeEqual(client.secretHash, sha256(secret));
+}
+
 /** RFC 7592 §2.3: the client removes itself (its grants and tokens end). */
 export async function deleteRegistration(ctx: AppContext, clientId: string): Promise<Revoked | null> {
   return removeClient(ctx, clientId, clientSubject(clientId));
