@@ -229,3 +229,17 @@ test('the OpenAPI document describes the admin API, and it validates', async () 
   const result = await validate(structuredClone(doc));
   assert.equal(result.valid, true, JSON.stringify(result.errors ?? result));
 });
+
+test('clients: "require_pushed_authorization_requests" (RFC 9126 --require-par) is created, read, listed and changed', async () => {
+  const made = await call('POST', '/clients', { client_id: 'par-api', grant_types: ['authorization_code'], redirect_uris: ['https://par.example/cb'], require_pushed_authorization_requests: true });
+  assert.equal(made.status, 201, made.text);
+  assert.equal(made.body.require_pushed_authorization_requests, true);
+  assert.equal((await call('GET', '/clients')).body.find((c: Json) => c.client_id === 'par-api').require_pushed_authorization_requests, true);
+  const changed = await call('PATCH', '/clients/par-api', { require_pushed_authorization_requests: false });
+  assert.equal(changed.status, 200, changed.text);
+  assert.equal((await call('GET', '/clients/par-api')).body.require_pushed_authorization_requests, false);
+  assertApiError(await call('PATCH', '/clients/par-api', { require_pushed_authorization_requests: 'yes' }), 400, ['require_pushed_authorization_requests']);
+  assert.equal((await call('POST', '/clients', { client_id: 'par-off', grant_types: ['client_credentials'] })).body.require_pushed_authorization_requests, false);
+  assert.equal((await call('DELETE', '/clients/par-api')).status, 204);
+  assert.equal((await call('DELETE', '/clients/par-off')).status, 204);
+});

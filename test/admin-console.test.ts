@@ -519,3 +519,19 @@ test('webhooks: add (the secret shown once), refused URLs named, the delivery pa
   assert.equal((await page(server, jar, `/admin/webhooks/${id}`)).status, 404);
   assert.match((await page(server, jar, '/admin/webhooks?deleted')).html, /Webhook deleted/);
 });
+
+test('pushed authorization requests (RFC 9126) are required in the console and shown on the client page', async () => {
+  const made = await page(server, jar, '/admin/clients', { csrf_token: csrf, client_id: 'par-c', type: 'confidential', grant_types: 'authorization_code', redirect_uris: 'https://par.example/cb', require_par: 'yes', token_type: 'bearer' });
+  assert.equal(made.status, 201, made.html);
+  let shown = await page(server, jar, '/admin/clients/par-c');
+  assert.match(shown.html, /<dt>Pushed requests required<\/dt><dd>yes/);
+  assert.match(shown.html, /name="require_par" value="yes" checked/);
+  const listed = async () => JSON.parse((await server.cli(['client', 'list', '--json'])).stdout).find((c: { client_id: string }) => c.client_id === 'par-c');
+  assert.equal((await listed()).require_pushed_authorization_requests, true);
+  const saved = await page(server, jar, '/admin/clients/par-c', { csrf_token: csrf, grant_types: 'authorization_code', redirect_uris: 'https://par.example/cb', token_type: 'bearer' });
+  assert.equal(saved.status, 303, saved.html);
+  shown = await page(server, jar, '/admin/clients/par-c');
+  assert.match(shown.html, /<dt>Pushed requests required<\/dt><dd>no/);
+  assert.equal((await listed()).require_pushed_authorization_requests, false);
+  assert.equal((await page(server, jar, '/admin/clients/par-c/delete', { csrf_token: csrf })).status, 303);
+});

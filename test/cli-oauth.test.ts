@@ -163,3 +163,28 @@ test('keys rotate makes a new current key and keeps the old one for verification
   assert.equal(keys.at(-1)!.retired_at, null);
   assert.ok(keys.slice(0, -1).every((k) => k.retired_at !== null));
 });
+
+test('client add --require-par, client update --require-par / --no-require-par, client show (RFC 9126)', () => {
+  const made = cli(['client', 'add', 'par-cli', '--grant', 'authorization_code', '--redirect-uri', 'https://par.example/cb', '--require-par']);
+  assert.equal(made.status, 0, made.stderr);
+  assert.equal(JSON.parse(made.stdout).require_pushed_authorization_requests, true);
+  const off = cli(['client', 'update', 'par-cli', '--no-require-par']);
+  assert.equal(off.status, 0, off.stderr);
+  assert.equal(JSON.parse(off.stdout).require_pushed_authorization_requests, false);
+  const unchanged = cli(['client', 'update', 'par-cli']);
+  assert.equal(JSON.parse(unchanged.stdout).require_pushed_authorization_requests, false, 'no flag: no change');
+  assert.equal(JSON.parse(cli(['client', 'update', 'par-cli', '--require-par']).stdout).require_pushed_authorization_requests, true);
+  const shown = cli(['client', 'show', 'par-cli']);
+  assert.equal(shown.status, 0, shown.stderr);
+  assert.equal(JSON.parse(shown.stdout).require_pushed_authorization_requests, true);
+  assert.equal(JSON.parse(shown.stdout).client_secret, undefined);
+  const listed = JSON.parse(cli(['client', 'list', '--json']).stdout) as { client_id: string; require_pushed_authorization_requests: boolean }[];
+  assert.equal(listed.find((c) => c.client_id === 'par-cli')!.require_pushed_authorization_requests, true);
+  const conn = db();
+  assert.deepEqual(conn.prepare('select require_par from clients where id = ?').get('par-cli'), { require_par: 1 });
+  conn.close();
+  const missing = cli(['client', 'update', 'nobody', '--require-par']);
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr, /no client "nobody"/);
+  assert.notEqual(cli(['client', 'show', 'nobody']).status, 0);
+});

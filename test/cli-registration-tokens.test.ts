@@ -66,3 +66,17 @@ test('registration-token defaults to one use for a day; bad --ttl or --uses is o
   }
   assert.equal(JSON.parse((await server.cli(['client', 'registration-tokens'])).stdout).length, 1);
 });
+
+test('client update --verified: the operator vouches for a client that registered itself; other changes leave the mark as it is', async () => {
+  const made = JSON.parse((await server.cli(['client', 'registration-token'])).stdout);
+  const registered = await registerWith(made.token);
+  assert.equal(registered.status, 201);
+  const id = registered.body.client_id;
+  const verified = await server.cli(['client', 'update', id, '--verified']);
+  assert.equal(verified.status, 0, verified.stderr);
+  assert.equal(JSON.parse(verified.stdout).verified, true);
+  const par = await server.cli(['client', 'update', id, '--require-par']);
+  assert.equal(JSON.parse(par.stdout).verified, true, 'not touched by another flag');
+  const unverified = await server.cli(['client', 'update', id, '--no-verified']);
+  assert.equal(JSON.parse(unverified.stdout).verified, false);
+});

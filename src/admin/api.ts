@@ -86,6 +86,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
                 verified: b.verified === true,
                 introspect: b.introspect === true,
                 requirePkce: b.require_pkce === true,
+                requirePar: b.require_pushed_authorization_requests === true,
                 postLogoutRedirectUris: b.post_logout_redirect_uris ?? [],
                 idTokenSignedResponseAlg: b.id_token_signed_response_alg,
               }, actorOf(request)),
@@ -131,6 +132,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
               verified: b.verified,
               introspect: b.introspect,
               requirePkce: b.require_pkce,
+              requirePar: b.require_pushed_authorization_requests,
               postLogoutRedirectUris: b.post_logout_redirect_uris,
               idTokenSignedResponseAlg: b.id_token_signed_response_alg,
             };

@@ -33,6 +33,7 @@ const client: Client = {
   verified: false,
   introspect: false,
   requirePkce: true,
+  requirePar: false,
   createdAt: Date.UTC(2026, 0, 1),
 };
 

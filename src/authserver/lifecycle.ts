@@ -4,6 +4,7 @@ import { purgeEndedGrants } from './store/grants.js';
 import { purgeSessions } from './store/sessions.js';
 import { purgeChallenges } from './store/factors.js';
 import { purgeUserTokens } from './store/user-tokens.js';
+import { purgePushedRequests } from './store/pushed-requests.js';
 import { removeStaleSignUps } from './model/lifecycle.js';
 import { purgeRegistrationTokens } from './store/registrations.js';
 
@@ -24,5 +25,7 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
     unverified_signups: await removeStaleSignUps(ctx, now),
     registration_tokens: await purgeRegistrationTokens(ctx.store, cutoff),
+    // Pushed authorization requests (RFC 9126) past their expiry, used or not.
+    pushed_requests: await purgePushedRequests(ctx.store, cutoff),
   };
 }

@@ -13,6 +13,7 @@ import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
 import { registerRegistrationEndpoints } from './endpoints/registration.js';
+import { parEndpoint } from './endpoints/par.js';
 
 /** The authorization server (docs/oauth.md) under {auth_url}, and its metadata. */
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -24,6 +25,8 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/token`, { POST: tokenEndpoint(ctx) });
     routeMethods(oauth, `${base}/revocation`, { POST: revocationEndpoint(ctx) });
     routeMethods(oauth, `${base}/introspection`, { POST: introspectionEndpoint(ctx) });
+    // Pushed authorization requests (RFC 9126; docs/oauth.md#pushed-authorization-requests).
+    routeMethods(oauth, `${base}/par`, { POST: parEndpoint(ctx) });
     routeMethods(oauth, METADATA_PATH, { GET: metadataEndpoint(ctx) });
     // OpenID Connect (docs/oauth.md, Sign in with gatehouse).
     routeMethods(oauth, OPENID_CONFIGURATION_PATH, { GET: metadataEndpoint(ctx, openidConfiguration) });

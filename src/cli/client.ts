@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { GRANT_TYPES, describeClient, listClients, registerClient, removeClient, rotateClientSecret } from '../authserver/model/clients.js';
+import { GRANT_TYPES, describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient } from '../authserver/model/clients.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { cell, printList, withJsonOption, type Column, type ListOptions } from './output.js';
 import { registrationTokenCommands } from './registration-tokens.js';
@@ -17,6 +17,7 @@ interface ClientOptions extends CommonOptions {
   verified?: boolean;
   introspect?: boolean;
   requirePkce?: boolean;
+  requirePar?: boolean;
   postLogoutRedirectUri: string[];
   idTokenSignedResponseAlg?: string;
 }
@@ -37,6 +38,7 @@ const FLAGS: Record<string, string> = {
   uri: '--uri',
   introspect: '--introspect',
   require_pkce: '--require-pkce',
+  require_pushed_authorization_requests: '--require-par',
   post_logout_redirect_uris: '--post-logout-redirect-uri',
   id_token_signed_response_alg: '--id-token-signed-response-alg',
 };
@@ -57,6 +59,7 @@ export function clientCommand(program: Command): void {
     .option('--verified', 'you vouch for this application: the consent page shows no "not verified" note')
     .option('--introspect', 'a resource server: it may introspect every client\'s tokens (a client may always introspect its own)')
     .option('--require-pkce', 'its authorization code requests must carry a PKCE challenge (S256), though it is confidential')
+    .option('--require-par', 'its authorization requests must be pushed to {auth_url}/par first (RFC 9126)')
     .option('--origin <origin>', 'a browser origin allowed to call the API with its tokens (CORS; repeatable; its redirect URIs\' origins always are)', collect, [])
     .option('--post-logout-redirect-uri <uri>', 'OpenID Connect: where RP-initiated logout may send the browser back (repeatable)', collect, [])
     .option('--id-token-signed-response-alg <alg>', 'OpenID Connect: RS256 | ES256, how its ID tokens are signed (default RS256)')
@@ -77,6 +80,7 @@ export function clientCommand(program: Command): void {
             verified: opts.verified === true,
             introspect: opts.introspect === true,
             requirePkce: opts.requirePkce === true,
+            requirePar: opts.requirePar === true,
             postLogoutRedirectUris: opts.postLogoutRedirectUri,
             idTokenSignedResponseAlg: opts.idTokenSignedResponseAlg,
           }),
@@ -84,6 +88,30 @@ export function clientCommand(program: Command): void {
         const out = describeClient(created);
         if (secret !== null) out.client_secret = secret;
         console.log(JSON.stringify(out, null, 2));
+      });
+    });
+
+  withCommonOptions(client.command('update <client_id>'))
+    .description('change a client (the registration rules apply) and print it as JSON')
+    .option('--require-par', 'its authorization requests must be pushed to {auth_url}/par first (RFC 9126)')
+    .option('--no-require-par', 'its authorization requests may be sent by the browser again')
+    .option('--verified', 'you vouch for this application (e.g. one that registered itself): the consent page shows no "not verified" note')
+    .option('--no-verified', 'the consent page says again that you have not verified it')
+    .action(async (id: string, opts: CommonOptions & { requirePar?: boolean; verified?: boolean }) => {
+      await withContext(opts, async (ctx) => {
+        const updated = await modelErrors(FLAGS, () => updateClient(ctx, id, { requirePar: opts.requirePar, verified: opts.verified }));
+        if (!updated) throw new CliError(`there is no client "${id}"`);
+        console.log(JSON.stringify(describeClient(updated), null, 2));
+      });
+    });
+
+  withCommonOptions(client.command('show <client_id>'))
+    .description('print a client as JSON (never its secret)')
+    .action(async (id: string, opts: CommonOptions) => {
+      await withContext(opts, async (ctx) => {
+        const found = await findClient(ctx, id, true);
+        if (!found) throw new CliError(`there is no client "${id}"`);
+        console.log(JSON.stringify(describeClient(found), null, 2));
       });
     });
 

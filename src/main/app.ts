@@ -78,7 +78,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     app,
     {
       api: `${config.basePath}/v${config.api.version}`,
-      oauth: ['token', 'revocation', 'userinfo', 'jwks'].map((endpoint) => `${config.basePath}${config.auth.path}/${endpoint}`),
+      oauth: ['token', 'revocation', 'userinfo', 'jwks', 'par'].map((endpoint) => `${config.basePath}${config.auth.path}/${endpoint}`),
       wellKnown: `${config.basePath}/.well-known/`,
     },
     registeredOriginCheck(ctx),

@@ -183,7 +183,7 @@ const CLIENT_VALUES: Record<string, string> = {
   '--id-token-signed-response-alg': 'idTokenSignedResponseAlg',
 };
 const CLIENT_LISTS: Record<string, string> = { '--redirect-uri': 'redirectUris', '--grant': 'grantTypes', '--origin': 'origins', '--post-logout-redirect-uri': 'postLogoutRedirectUris' };
-const CLIENT_SWITCHES: Record<string, string> = { '--public': 'public', '--verified': 'verified', '--introspect': 'introspect', '--require-pkce': 'requirePkce' };
+const CLIENT_SWITCHES: Record<string, string> = { '--public': 'public', '--verified': 'verified', '--introspect': 'introspect', '--require-pkce': 'requirePkce', '--require-par': 'requirePar' };
 
 /** What the CLI prints for a seeding command, from the same model calls; undefined for other commands. */
 async function seedCommand(ctx: AppContext, args: string[], input?: string): Promise<Json | undefined> {

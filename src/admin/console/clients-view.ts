@@ -18,6 +18,7 @@ export interface ClientFormValues {
   verified: boolean;
   introspect: boolean;
   require_pkce: boolean;
+  require_par: boolean;
   post_logout_redirect_uris: string;
   id_token_signed_response_alg: string;
 }
@@ -36,12 +37,13 @@ export function clientFormValues(client: Client): ClientFormValues {
     verified: client.verified,
     introspect: client.introspect,
     require_pkce: client.requirePkce,
+    require_par: client.requirePar,
     post_logout_redirect_uris: client.postLogoutRedirectUris.join('\n'),
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
   };
 }
 
-export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false, introspect: false, require_pkce: false, post_logout_redirect_uris: '', id_token_signed_response_alg: 'RS256' };
+export const EMPTY_CLIENT: ClientFormValues = { client_id: '', name: '', type: 'confidential', redirect_uris: '', grant_types: [], scope: '', token_type: 'bearer', origins: '', uri: '', verified: false, introspect: false, require_pkce: false, require_par: false, post_logout_redirect_uris: '', id_token_signed_response_alg: 'RS256' };
 
 /** A checkbox whose value is `yes` when ticked. */
 const tick = (name: string, legend: string, label: string, on: boolean, error?: string) => choices({ name, legend, type: 'checkbox', options: [{ value: 'yes', label }], chosen: on ? ['yes'] : [], error });
@@ -76,6 +78,7 @@ ${field({ name: 'uri', label: 'Home page', value: v.uri, hint: 'Shown to users (
 ${choices({ name: 'verified', legend: 'Verified', type: 'checkbox', options: [{ value: 'yes', label: 'I vouch for this application (no "not verified" note on the consent page)' }], chosen: v.verified ? ['yes'] : [], error: errors.verified })}
 ${tick('introspect', 'Resource server', 'May introspect every client\'s tokens (any client may introspect its own; confidential clients only)', v.introspect, errors.introspect)}
 ${tick('require_pkce', 'PKCE', 'Require a PKCE challenge (S256) with every authorization code request (public clients always must)', v.require_pkce, errors.require_pkce)}
+${tick('require_par', 'Pushed requests', 'Require pushed authorization requests (RFC 9126): its authorization requests must come through /par', v.require_par, errors.require_par)}
 ${field({ name: 'scope', label: 'Scope', value: v.scope, hint: `Space-separated. Empty: the client may ask for every collection scope (admin only when named here). Known: ${knownScopes.join(' ')}`, error: errors.scope })}
 ${choices({
   name: 'token_type',
@@ -159,6 +162,7 @@ export function clientProps(c: Client): Html {
 <dt>Verified</dt><dd>${c.verified ? 'yes' : 'no'}</dd>
 <dt>Resource server</dt><dd>${c.introspect ? 'yes: may introspect every client\'s tokens' : 'no'}</dd>
 <dt>PKCE required</dt><dd>${c.requirePkce || c.public ? 'yes' : 'no'}</dd>
+<dt>Pushed requests required</dt><dd>${c.requirePar ? 'yes' : 'no'}</dd>
 <dt>ID token signature</dt><dd>${c.idTokenSignedResponseAlg}</dd>
 <dt>Sign-out return addresses</dt><dd>${c.postLogoutRedirectUris.length ? c.postLogoutRedirectUris.map((u, i) => html`${i ? html`<br>` : ''}<code>${u}</code>`) : html`<span class="muted">none</span>`}</dd>
 <dt>Registered</dt><dd>${when(c.createdAt)}</dd>

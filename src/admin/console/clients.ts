@@ -25,6 +25,7 @@ function valuesOf(form: Params, current?: ClientFormValues): ClientFormValues {
     verified: form.get('verified') === 'yes',
     introspect: form.get('introspect') === 'yes',
     require_pkce: form.get('require_pkce') === 'yes',
+    require_par: form.get('require_par') === 'yes',
     post_logout_redirect_uris: form.values.get('post_logout_redirect_uris') ?? '',
     id_token_signed_response_alg: form.get('id_token_signed_response_alg') ?? 'RS256',
   };
@@ -172,6 +173,7 @@ function changesOf(v: ClientFormValues): Required<Omit<ClientChanges, 'name'>> {
     verified: v.verified,
     introspect: v.introspect,
     requirePkce: v.require_pkce,
+    requirePar: v.require_par,
     postLogoutRedirectUris: lines(v.post_logout_redirect_uris),
     idTokenSignedResponseAlg: v.id_token_signed_response_alg,
   };

@@ -81,6 +81,7 @@ const LABELS: Record<string, string> = {
   collections: 'Collections',
   introspect: 'Resource server',
   require_pkce: 'PKCE',
+  require_par: 'Pushed requests',
 };
 
 function label(name: string): string {

@@ -8,15 +8,18 @@ import { endSession, sessionOf, type SignedIn } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
 import { login, loginSecondStep, loginWithPasskey } from './login.js';
 import { authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
-import { PageError, RedirectError, readAuthorizationRequest, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
+import { PageError, RedirectError, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
+import { readAuthorizeRequest, usePushed } from './pushed.js';
+import { write } from '../../platform/store/write-path.js';
 import { withAdminRule } from '../scope-request.js';
 import { userSubject, type User } from '../model/users.js';
 import { readIdTokenHint } from '../oidc/id-token.js';
 
 // GET/POST {auth_url}/authorize: the authorization code and implicit grants (RFC 6749 §4.1, §4.2).
 // The forms carry the original request as one hidden field and every POST checks it again from
-// scratch (request.ts): no server-side state between the pages. Then login.ts signs the user in
-// and consent.ts turns their decision into a code or tokens.
+// scratch (request.ts): no server-side state between the pages — but for a pushed request (RFC 9126,
+// pushed.ts), whose request_uri is what the forms carry. Then login.ts signs the user in and
+// consent.ts turns their decision into a code or tokens.
 
 async function guarded(
   ctx: AppContext,
@@ -38,6 +41,8 @@ async function guarded(
     }
     if (e instanceof RedirectError && target) {
       audit(ctx, request.log, 'grant.denied', { client_id: target.client.id, reason: `${e.code}: ${e.description}` });
+      // The pushed request is answered (by this error): it answers nothing more (used already: the same).
+      if (target.pushed) await write(ctx.store, (tx) => usePushed(tx, target!).catch(() => undefined));
       pageHeaders(reply);
       return reply.redirect(redirectError(ctx, target.redirectUri, target.errorMode, e.error, target.state), 302);
     }
@@ -84,7 +89,7 @@ async function startAuthorization(ctx: AppContext, request: FastifyRequest, repl
     ctx,
     request,
     reply,
-    () => readAuthorizationRequest(ctx, params(), raw),
+    () => readAuthorizeRequest(ctx, params(), raw),
     async (req) => {
       const signedIn = await sessionOf(ctx, request);
       const why = await signInNeeded(ctx, req, signedIn);
@@ -134,7 +139,7 @@ export function authorizePost(ctx: AppContext) {
       ctx,
       request,
       reply,
-      () => readAuthorizationRequest(ctx, parseUrlEncoded(raw), raw),
+      () => readAuthorizeRequest(ctx, parseUrlEncoded(raw), raw),
       async (req) => {
         const step = form.get('step');
         if (step === 'login') return login(ctx, request, reply, req, form);

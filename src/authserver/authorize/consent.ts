@@ -14,6 +14,7 @@ import { insertCode, listLiveGrantRows } from '../store/grants.js';
 import { issueTokens, type Grant } from '../tokens.js';
 import { pageHeaders, renderConsent } from './pages.js';
 import { formTarget, redirectError, redirectTo, type AuthorizationRequest } from './request.js';
+import { usePushed } from './pushed.js';
 import { describeDuration } from './views.js';
 
 // The consent step: the user's decision becomes an authorization code (code grant) or tokens in
@@ -25,6 +26,8 @@ export async function decide(ctx: AppContext, request: FastifyRequest, reply: Fa
   const decision = form.get('decision');
   pageHeaders(reply, [formTarget(req.redirectUri)]);
   if (decision === 'deny') {
+    // A pushed request is answered once (RFC 9126 §4): a denial too.
+    await write(ctx.store, (tx) => usePushed(tx, req));
     audit(ctx, request.log, 'grant.denied', { client_id: req.client.id, subject, reason: 'the user denied access' });
     return reply.redirect(redirectError(ctx, req.redirectUri, req.responseType, new AccessDenied('The user denied access'), req.state), 302);
   }
@@ -90,8 +93,10 @@ async function grantAccess(
   const grantExpiresAt = 'new' in grant ? grant.new : grant.existing.expiresAt;
   if (req.responseType === 'code') {
     const code = randomSecret(32);
-    await write(ctx.store, (tx) =>
-      insertCode(tx, {
+    await write(ctx.store, async (tx) => {
+      // Of two answers to one pushed request (two tabs, a replayed form), the first counts.
+      await usePushed(tx, req, now);
+      await insertCode(tx, {
         hash: sha256(code),
         client_id: req.client.id,
         subject,
@@ -112,12 +117,13 @@ async function grantAccess(
         auth_time: signedIn.authTime,
         sid: signedIn.sid,
         amr: JSON.stringify(signedIn.amr),
-      }),
-    );
+      });
+    });
     audit(ctx, request.log, 'code.issued', { client_id: req.client.id, subject, scope: scope.join(' '), reason });
     return reply.redirect(redirectTo(ctx, req.redirectUri, 'code', { code, state: req.state }), 302);
   }
 
+  await write(ctx.store, (tx) => usePushed(tx, req, now));
   const tokens = (await issueTokens(ctx, request.log, {
     grantType: 'implicit',
     client: req.client,

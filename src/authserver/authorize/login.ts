@@ -12,7 +12,8 @@ import { AMR, loginCookies, startSession } from '../sessions.js';
 import { browserBinding, csrfToken } from './csrf.js';
 import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
 import { authorizePath, pageHeaders, renderLogin, sendCardPage } from './pages.js';
-import { afterSignIn, type AuthorizationRequest } from './request.js';
+import type { AuthorizationRequest } from './request.js';
+import { metBySignIn } from './pushed.js';
 import { readIdTokenHint } from '../oidc/id-token.js';
 import { describeDuration } from './views.js';
 
@@ -56,7 +57,7 @@ export async function loginSecondStep(ctx: AppContext, request: FastifyRequest, 
   }
   if (outcome.recoveryCodes.length === 0) return signedIn(ctx, request, reply, req, outcome.user, AMR.passwordAndCode);
   await startSignedInSession(ctx, request, reply, req, outcome.user, AMR.passwordAndCode);
-  return sendCardPage(ctx, reply, 200, recoveryCodesPage({ codes: outcome.recoveryCodes, continueUrl: continueUrl(ctx, req), continueLabel: `Continue to ${req.client.name}` }));
+  return sendCardPage(ctx, reply, 200, recoveryCodesPage({ codes: outcome.recoveryCodes, continueUrl: await continueUrl(ctx, req), continueLabel: `Continue to ${req.client.name}` }));
 }
 
 async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, req: AuthorizationRequest, s: SecondStepState, status = 200, error?: string) {
@@ -76,8 +77,8 @@ async function renderSecondStep(ctx: AppContext, request: FastifyRequest, reply:
 }
 
 /** The original request, less what this sign-in has just met (`prompt=login`, `max_age`: no loop). */
-const continueUrl = (ctx: AppContext, req: AuthorizationRequest) => {
-  const raw = afterSignIn(req.raw);
+const continueUrl = async (ctx: AppContext, req: AuthorizationRequest) => {
+  const raw = await metBySignIn(ctx, req);
   return `${authorizePath(ctx)}${raw ? `?${raw}` : ''}`;
 };
 
@@ -90,7 +91,7 @@ async function signedIn(ctx: AppContext, request: FastifyRequest, reply: Fastify
   await startSignedInSession(ctx, request, reply, req, user, amr);
   pageHeaders(reply);
   // Post/redirect/get: the consent page is a plain GET of the original request (303: the resource API answers no 3xx but 303, docs/api.md#status-codes).
-  return reply.redirect(continueUrl(ctx, req), 303);
+  return reply.redirect(await continueUrl(ctx, req), 303);
 }
 
 /** A passkey sign-in (`step=passkey`, `credential`): both factors at once, so no second step. */

@@ -81,7 +81,7 @@ const ADMIN_WARNING =
   'Full control of this gatehouse deployment: every user, application, grant and setting, and every record through the admin API. Allow only for an administration tool you trust.';
 
 export function consentGroups(ctx: AppContext, req: AuthorizationRequest, choices?: ConsentChoices): ScopeGroup[] {
-  const explicit = new URLSearchParams(req.raw).has('scope');
+  const explicit = req.scopeGiven;
   const groups = new Map<string, ScopeGroup>();
   for (const value of req.scope) {
     const m = /^(.+):(read|write)$/.exec(value);

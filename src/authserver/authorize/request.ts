@@ -1,7 +1,7 @@
 import type { AppContext } from '../../contract/context.js';
 import { InvalidRequest, OAuthError, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
-import { findClient, grantEnabled, pkceRequired, type Client } from '../model/clients.js';
+import { findClient, grantEnabled, parRequired, pkceRequired, type Client } from '../model/clients.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../issuer.js';
@@ -10,6 +10,17 @@ import { RESPONSE_TYPES, type RedirectGrantType } from '../grants/registry.js';
 // Reading an authorization request (RFC 6749 §4.1.1, §4.2.1) in two stages. Until the client and
 // its redirect URI are known to be genuine nothing may be redirected (PageError: an error page);
 // after that, every problem goes back to the client as RFC 6749 error parameters (RedirectError).
+// The same checks read every authorization request, whatever carries its parameters (RequestSource):
+// the query of /authorize, a request pushed to /par (RFC 9126) when it arrives, and that pushed
+// request again when /authorize names it by its request_uri (pushed.ts).
+
+/**
+ * Where the parameters being checked come from: `query` — /authorize itself (GET, or the hidden
+ * field of its forms); `push` — the body of a POST to /par, before it is stored; `pushed` — the
+ * stored request that /authorize's request_uri names (`id`: its row; `query`: its parameters,
+ * form-encoded).
+ */
+export type RequestSource = { kind: 'query' } | { kind: 'push' } | { kind: 'pushed'; id: string; query: string };
 
 export type ResponseType = 'code' | 'token';
 
@@ -23,6 +34,8 @@ export interface VerifiedTarget {
   raw: string;
   /** Where errors go before response_type is accepted: the fragment for `token`, else the query. */
   errorMode: ResponseType;
+  /** The pushed request (RFC 9126) whose parameters these are, used up when the request is answered; null for the others. */
+  pushed: Extract<RequestSource, { kind: 'pushed' }> | null;
 }
 
 export interface AuthorizationRequest extends VerifiedTarget {
@@ -30,6 +43,8 @@ export interface AuthorizationRequest extends VerifiedTarget {
   /** The grant the response type starts (the registry's RESPONSE_TYPES). */
   grant: RedirectGrantType;
   scope: string[];
+  /** Whether the request named its scope (else it asks for what the client may have: write is not ticked for it). */
+  scopeGiven: boolean;
   codeChallenge: string | null;
   /**
    * `prompt` (OpenID Connect Core §3.1.2.1, space-separated): `consent` asks again even when a
@@ -95,7 +110,7 @@ export interface ReadRequest {
 }
 
 /** Stage 1: who is asking and where the answer may go (PageError). Stage 2: everything else (RedirectError). */
-export async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string): Promise<ReadRequest> {
+export async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string, source: RequestSource = { kind: 'query' }): Promise<ReadRequest> {
   for (const name of ['client_id', 'redirect_uri'])
     if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
   const clientId = params.get('client_id');
@@ -119,7 +134,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
   }
   const state = params.repeated.has('state') ? undefined : params.get('state');
   const errorMode: ResponseType = !params.repeated.has('response_type') && params.get('response_type') === 'token' ? 'token' : 'code';
-  const partial: VerifiedTarget = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode };
+  const partial: VerifiedTarget = { client, redirectUri, redirectUriGiven: given !== undefined, state, raw, errorMode, pushed: source.kind === 'pushed' ? source : null };
 
   // Every OAuth error of stage 2 (invalid_scope from resolveRequestedScope too) goes to the client.
   const complete = (): AuthorizationRequest => {
@@ -131,6 +146,11 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
   };
   const checkRest = (): AuthorizationRequest => {
     for (const name of params.repeated) throw new InvalidRequest(`The ${name} parameter is repeated`);
+    // RFC 9126 §5: a client that must push its requests may not send one by the browser.
+    if (source.kind === 'query' && parRequired(ctx.config, client))
+      throw new InvalidRequest('This client must push its authorization requests to the pushed authorization request endpoint (RFC 9126) and send the request_uri');
+    // RFC 9126 §2.1: a pushed request names no other request.
+    if (source.kind === 'push' && params.get('request_uri') !== undefined) throw new InvalidRequest('request_uri must not be pushed', { request_uri: 'must not be sent to this endpoint' });
     // OpenID Connect Core §6: request objects are not supported (discovery says so).
     if (params.get('request') !== undefined) throw new RequestNotSupported('Request objects (the request parameter) are not supported; send the parameters themselves');
     if (params.get('request_uri') !== undefined) throw new RequestUriNotSupported('request_uri is not supported; send the parameters themselves');
@@ -170,6 +190,7 @@ export async function readAuthorizationRequest(ctx: AppContext, params: Params, 
       responseType: responseType as ResponseType,
       grant,
       scope,
+      scopeGiven: params.get('scope') !== undefined,
       codeChallenge,
       prompt,
       nonce: text('nonce'),

@@ -25,6 +25,9 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     token_endpoint: `${auth}/token`,
     revocation_endpoint: `${auth}/revocation`,
     introspection_endpoint: `${auth}/introspection`,
+    // RFC 9126: pushed authorization requests; required of every client only with auth.requirePushedAuthorizationRequests.
+    pushed_authorization_request_endpoint: `${auth}/par`,
+    require_pushed_authorization_requests: config.auth.requirePushedAuthorizationRequests,
     userinfo_endpoint: `${auth}/userinfo`,
     jwks_uri: `${auth}/jwks`,
     end_session_endpoint: `${auth}/logout`,

@@ -33,3 +33,8 @@ export function mayIntrospect(caller: Client, tokenClientId: string): boolean {
 export function pkceRequired(config: Pick<Config, 'auth'>, client: Client): boolean {
   return client.public || client.requirePkce || config.auth.requirePkce === 'all';
 }
+
+/** Whether this client's authorization requests must be pushed to {auth_url}/par first (RFC 9126: `--require-par`, `auth.requirePushedAuthorizationRequests`). */
+export function parRequired(config: Pick<Config, 'auth'>, client: Client): boolean {
+  return client.requirePar || config.auth.requirePushedAuthorizationRequests;
+}

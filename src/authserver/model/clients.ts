@@ -15,7 +15,7 @@ import { deleteClientRegistration } from '../store/registrations.js';
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
 // clients only through this module, so a rule holds whoever asks.
 
-export { GRANT_TYPES, ID_TOKEN_ALGS, TOKEN_TYPES, grantEnabled, mayIntrospect, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
+export { GRANT_TYPES, ID_TOKEN_ALGS, TOKEN_TYPES, grantEnabled, mayIntrospect, parRequired, pkceRequired, type Client, type GrantType, type TokenType } from './client.js';
 
 /** Secrets are stored as SHA-256, which is sound only for high-entropy secrets. */
 export const MIN_CLIENT_SECRET_LENGTH = 32;
@@ -51,6 +51,8 @@ export interface NewClient {
   idTokenSignedResponseAlg?: string;
   /** OpenID Connect: where RP-initiated logout may send the browser back (absolute, no fragment). */
   postLogoutRedirectUris?: string[];
+  /** RFC 9126: its authorization requests must be pushed to {auth_url}/par first (`--require-par`). */
+  requirePar?: boolean;
 }
 
 /** A redirect URI must be absolute and exact (no fragment); plain http only for the loopback interface (RFC 8252). */
@@ -136,7 +138,7 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
     scope = canonicalScope(parsed!, universe).join(' ');
   }
   const secret = isPublic ? null : (input.secret ?? randomSecret(32));
-  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris };
+  return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris, requirePar: input.requirePar === true };
 }
 
 /**
@@ -188,7 +190,7 @@ export async function anyClientRegistered(ctx: AppContext): Promise<boolean> {
 
 /** What a PATCH may change; the id, the type (public or confidential) and the secret stay (rotate the secret apart). */
 export type ClientChanges = Partial<
-  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris'>
+  Pick<NewClient, 'name' | 'redirectUris' | 'grantTypes' | 'scope' | 'tokenType' | 'origins' | 'uri' | 'verified' | 'introspect' | 'requirePkce' | 'idTokenSignedResponseAlg' | 'postLogoutRedirectUris' | 'requirePar'>
 >;
 
 /**
@@ -215,6 +217,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       requirePkce: changes.requirePkce ?? record.requirePkce,
       idTokenSignedResponseAlg: changes.idTokenSignedResponseAlg ?? record.idTokenSignedResponseAlg,
       postLogoutRedirectUris: changes.postLogoutRedirectUris ?? record.postLogoutRedirectUris,
+      requirePar: changes.requirePar ?? record.requirePar,
     }, record.grantTypes);
     const updated: Client = {
       ...toClient(record),
@@ -230,6 +233,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       requirePkce: checked.requirePkce,
       idTokenSignedResponseAlg: checked.idTokenSignedResponseAlg,
       postLogoutRedirectUris: checked.postLogoutRedirectUris,
+      requirePar: checked.requirePar,
     };
     await updateClientRecord(tx, updated);
     await within?.(tx, updated);
@@ -297,6 +301,7 @@ export function describeClient(client: Client): Record<string, unknown> {
     require_pkce: client.requirePkce,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
+    require_pushed_authorization_requests: client.requirePar,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

@@ -32,6 +32,8 @@ export interface ClientRecord {
   idTokenSignedResponseAlg: string;
   /** Where RP-initiated logout may send the browser back. */
   postLogoutRedirectUris: string[];
+  /** Its authorization requests must be pushed to {auth_url}/par first (RFC 9126). */
+  requirePar: boolean;
 }
 
 /** Every origin a browser may call from for this client: its redirect URIs' origins and its --origin ones. */
@@ -57,6 +59,7 @@ function fromRow(row: ClientsTable): ClientRecord {
     requirePkce: Number(row.require_pkce ?? 0) === 1,
     idTokenSignedResponseAlg: row.id_token_signed_response_alg ?? 'RS256',
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris ?? '[]') as string[],
+    requirePar: Number(row.require_par ?? 0) === 1,
   };
 }
 
@@ -115,6 +118,7 @@ export async function insertClient(tx: WriteTx, client: ClientRecord): Promise<v
       require_pkce: client.requirePkce ? 1 : 0,
       id_token_signed_response_alg: client.idTokenSignedResponseAlg,
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+      require_par: client.requirePar ? 1 : 0,
     })
     .execute();
   await writeOrigins(tx, client);
@@ -143,6 +147,7 @@ export async function updateClientRecord(tx: WriteTx, client: ClientRecord): Pro
       require_pkce: client.requirePkce ? 1 : 0,
       id_token_signed_response_alg: client.idTokenSignedResponseAlg,
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+      require_par: client.requirePar ? 1 : 0,
     })
     .where('id', '=', client.id)
     .execute();

@@ -75,6 +75,8 @@ const Auth = Type.Object(
     registration: Type.Union([Type.Literal('closed'), Type.Literal('token'), Type.Literal('open')], { default: 'closed' }),
     /** An account whose e-mail address is not verified cannot sign in (sign-up mails the link). */
     requireVerifiedEmail: Type.Boolean({ default: true }),
+    /** RFC 9126: every client's authorization requests must be pushed to {auth_url}/par first (else only those registered --require-par). */
+    requirePushedAuthorizationRequests: Type.Boolean({ default: false }),
   },
   { additionalProperties: false, default: {} },
 );

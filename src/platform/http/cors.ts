@@ -21,7 +21,7 @@ export const CORS_MAX_AGE = 600;
 export interface CorsPaths {
   /** The path prefix of the resource API, e.g. `/v1` (with the base path). */
   api: string;
-  /** Exact paths of the OAuth endpoints browsers call: token, revocation, userinfo, JWKS (with the base path). */
+  /** Exact paths of the OAuth endpoints browsers call: token, revocation, userinfo, JWKS, PAR (with the base path). */
   oauth: string[];
   /** `/.well-known/` (with the base path). */
   wellKnown: string;

@@ -523,6 +523,24 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .execute();
       },
     },
+    '0018_pushed_authorization_requests': {
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        // RFC 9126: a client registered --require-par sends its authorization requests through {auth_url}/par only.
+        await db.schema.alterTable('clients').addColumn('require_par', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema
+          .createTable('pushed_requests')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('params', 'text', (c) => c.notNull())
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('expires_at', ms, (c) => c.notNull())
+          .addColumn('opened_at', ms)
+          .addColumn('used_at', ms)
+          .execute();
+        await db.schema.createIndex('pushed_requests_expiry').on('pushed_requests').column('expires_at').execute();
+      },
+    },
   };
 }
 

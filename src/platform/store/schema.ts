@@ -49,6 +49,7 @@ export interface ClientsTable {
   require_pkce: number; // 1: its authorization requests must carry a PKCE challenge, even when confidential
   id_token_signed_response_alg: string; // RS256 | ES256
   post_logout_redirect_uris: string; // JSON array: where RP-initiated logout may send the browser back
+  require_par: number; // 1: its authorization requests must come through {auth_url}/par (RFC 9126)
 }
 
 /** Every web origin of every client (its redirect URIs' and its --origin ones): who may call from a browser (CORS). */
@@ -238,6 +239,7 @@ export interface Database {
   user_tokens: UserTokensTable;
   registration_tokens: RegistrationTokensTable;
   client_registrations: ClientRegistrationsTable;
+  pushed_requests: PushedRequestsTable;
 }
 
 /** A mail queued with the change it tells about (docs/users.md): sent after the commit, retried. */
@@ -282,6 +284,22 @@ export interface UserTokensTable {
   created_by: string | null;
   created_at: number;
   expires_at: number;
+  used_at: number | null;
+}
+
+/** A pushed authorization request (RFC 9126): its parameters until the authorization they ask for is answered. */
+export interface PushedRequestsTable {
+  /** SHA-256 of the random part of its request_uri. */
+  id: string;
+  client_id: string;
+  /** The parameters as pushed, a JSON array of [name, value] pairs (repeats kept). */
+  params: string;
+  created_at: number;
+  /** 60 s after the push until a browser opens it at /authorize, then the time left to sign in and consent. */
+  expires_at: number;
+  /** When /authorize first showed it. */
+  opened_at: number | null;
+  /** When its authorization was answered (code, tokens, denial, error): it is not usable again. */
   used_at: number | null;
 }
 
