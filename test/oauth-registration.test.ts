@@ -99,6 +99,10 @@ describe('open registration', () => {
     assert.equal(status, 201);
     assert.equal(body.token_endpoint_auth_method, 'client_secret_basic');
     assert.deepEqual(body.grant_types, ['authorization_code']);
+    assert.equal(body.require_pushed_authorization_requests, undefined);
+    const par = await register(server, { redirect_uris: [CB], require_pushed_authorization_requests: true });
+    assert.equal(par.body.require_pushed_authorization_requests, true);
+    assert.equal((await findClient(server.ctx, par.body.client_id))?.requirePar, true);
     const client: oauth.Client = { client_id: body.client_id };
     const verifier = oauth.generateRandomCodeVerifier();
     const url = new URL(as.authorization_endpoint!);
@@ -124,6 +128,7 @@ describe('open registration', () => {
     ['a client name of 101 characters', { redirect_uris: [CB], client_name: 'x'.repeat(101) }, 'invalid_client_metadata', 'client_name'],
     ['a javascript: client_uri', { redirect_uris: [CB], client_uri: 'javascript:alert(1)' }, 'invalid_client_metadata', 'client_uri'],
     ['contacts not strings', { redirect_uris: [CB], contacts: [1] }, 'invalid_client_metadata', 'contacts'],
+    ['require_pushed_authorization_requests not a boolean', { redirect_uris: [CB], require_pushed_authorization_requests: 'yes' }, 'invalid_client_metadata', 'require_pushed_authorization_requests'],
   ];
   for (const [what, body, error, field] of refusals)
     test(`refused, nothing made: ${what}`, async () => {

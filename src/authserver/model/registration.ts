@@ -91,6 +91,8 @@ export function readMetadata(body: Record<string, unknown>): RegistrationMetadat
     if (grantTypes.includes(grant) && !responseTypes.includes(type)) bad('response_types', `the grant ${grant} needs the response type ${type}`);
   const scope = optionalString(body, 'scope');
   if (scope !== undefined && scope.split(/\s+/).includes('admin')) bad('scope', 'admin cannot be registered: ask the operator of this gatehouse for a client with the admin scope');
+  const requirePar = body.require_pushed_authorization_requests ?? false;
+  if (typeof requirePar !== 'boolean') bad('require_pushed_authorization_requests', 'must be true or false');
   const contacts = optionalStrings(body, 'contacts') ?? [];
   if (contacts.length > 10) bad('contacts', 'at most 10');
   for (const c of contacts) if (c.trim() === '' || c.length > 254) bad('contacts', 'each is 1-254 characters (an e-mail address)');
@@ -103,6 +105,7 @@ export function readMetadata(body: Record<string, unknown>): RegistrationMetadat
       scope: scope ?? null,
       uri: uri ?? null,
       verified: false,
+      requirePar: requirePar as boolean,
     },
     authMethod: method as AuthMethod,
     contacts,
@@ -121,6 +124,7 @@ export function describeRegistration(client: Client, registration: Pick<ClientRe
     response_types: Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => client.grantTypes.includes(grant as never)).map(([type]) => type),
     token_endpoint_auth_method: registration.auth_method,
     ...(client.scope !== null ? { scope: client.scope } : {}),
+    ...(client.requirePar ? { require_pushed_authorization_requests: true } : {}),
     ...(JSON.parse(registration.contacts).length ? { contacts: JSON.parse(registration.contacts) as string[] } : {}),
   };
 }
@@ -233,7 +237,7 @@ export async function replaceRegistration(ctx: AppContext, current: { client: Cl
   const updated = await updateClient(
     ctx,
     current.client.id,
-    { name: c.name ?? current.client.id, redirectUris: c.redirectUris, grantTypes: c.grantTypes, scope: c.scope, uri: c.uri, verified: false },
+    { name: c.name ?? current.client.id, redirectUris: c.redirectUris, grantTypes: c.grantTypes, scope: c.scope, uri: c.uri, verified: false, requirePar: c.requirePar },
     clientSubject(current.client.id),
     async (tx, client) => updateClientRegistration(tx, client.id, row),
   );
