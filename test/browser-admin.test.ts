@@ -27,7 +27,7 @@ const checked = new Set<string>();
 
 before(async () => {
   // Sign-up by invitation, for the Invitations section.
-  server = await startServer({ config: { auth: { signup: 'invite' } } });
+  server = await startServer({ config: { auth: { signup: 'invite', registration: 'token' } } });
   addUser(server, 'root', 'root-password-1');
   assert.equal(server.cli(['user', 'admin', 'root', 'on']).status, 0);
   addUser(server, 'frank', 'frank-password-1');
@@ -234,6 +234,35 @@ test('invitations: a refused address by its field, invite, the open list, revoke
   await page.close();
 });
 
+test('registration tokens: a refused value by its field, make one (shown once), the live list, revoke after confirming; a client registered with one is marked in the list', async () => {
+  const page = watch(await context.newPage());
+  await page.goto(`${server.url}/admin/clients`);
+  await page.getByRole('link', { name: 'Registration tokens' }).click();
+  await page.getByText(/Registration needs an initial access token/).waitFor();
+  await page.getByLabel('Registrations').fill('many');
+  await page.getByRole('button', { name: 'Make the token' }).click();
+  await page.locator('#f-uses-error').waitFor();
+  await check(page, 'registration-tokens-refused');
+  await page.getByLabel('Registrations').fill('2');
+  await page.getByRole('button', { name: 'Make the token' }).click();
+  await page.getByRole('heading', { name: 'Registration token made' }).waitFor();
+  const token = (await page.locator('#registration-token').textContent())!.trim();
+  await check(page, 'registration-token-made');
+  const registered = await server.json('POST', '/oauth/register', { redirect_uris: ['https://rp.example/cb'], client_name: 'Self Made' }, { authorization: `Bearer ${token}` });
+  assert.equal(registered.status, 201, JSON.stringify(registered.body));
+  await page.getByRole('link', { name: 'Done' }).click();
+  assert.equal(await page.locator('tbody tr').count(), 1);
+  await check(page, 'registration-tokens');
+  await page.getByRole('link', { name: /^Revoke the token / }).click();
+  await check(page, 'registration-token-revoke');
+  await page.getByRole('button', { name: 'Revoke the token' }).click();
+  await page.getByText(/Registration token revoked/).waitFor();
+  await page.goto(`${server.url}/admin/clients`);
+  await page.getByText('registered by itself, not verified').waitFor();
+  await check(page, 'clients-registered-by-itself');
+  await page.close();
+});
+
 test('grants: filter by user, revoke after confirming; the tokens stop working', async () => {
   const t = await post(server, 'token', { grant_type: 'password', username: 'frank', password: 'frank-password-1', scope: 'zoos:read' }, { auth: basic(app.client_id, app.client_secret!) });
   assert.equal(t.status, 200, JSON.stringify(t.body));
@@ -331,7 +360,7 @@ test('without JavaScript: signing in and registering work; the secret is plain s
 });
 
 test('every console page was checked, and no page broke its CSP', () => {
-  for (const name of ['signin', 'not-admin', 'dashboard', 'clients', 'client-registered', 'client', 'client-rotate', 'client-delete', 'users', 'user', 'user-delete', 'invitations', 'invitation-revoke', 'user-unverified', 'grants', 'grant-revoke', 'webhooks', 'webhook-added', 'webhook', 'webhook-delete', 'maintenance', 'not-found'])
+  for (const name of ['signin', 'not-admin', 'dashboard', 'clients', 'client-registered', 'client', 'client-rotate', 'client-delete', 'users', 'user', 'user-delete', 'invitations', 'invitation-revoke', 'user-unverified', 'registration-tokens-refused', 'registration-token-made', 'registration-tokens', 'registration-token-revoke', 'clients-registered-by-itself', 'grants', 'grant-revoke', 'webhooks', 'webhook-added', 'webhook', 'webhook-delete', 'maintenance', 'not-found'])
     assert.ok(checked.has(name), `${name} was not checked`);
   assert.deepEqual(cspViolations, []);
 });

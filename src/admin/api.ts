@@ -20,6 +20,7 @@ import { requireJsonAccept } from '../platform/http/negotiation.js';
 import * as S from './schemas.js';
 import { ADMIN_API, actorOf, model, op, userByKey, type Created } from './api-kit.js';
 import { registerLifecycleRoutes } from './invitations.js';
+import { registerRegistrationTokenRoutes } from './registration-tokens.js';
 
 // The admin API, {base_url}/admin/v1 (docs/admin.md): clients, users, invitations (invitations.ts),
 // grants, webhooks, events and maintenance with the JSON conventions of docs/api.md. A bearer token with the `admin` scope is
@@ -263,6 +264,7 @@ export function registerAdminApi(app: FastifyInstance, ctx: AppContext): () => R
     );
 
     registerLifecycleRoutes(admin, ctx, created, options);
+    registerRegistrationTokenRoutes(admin, ctx, created, options);
 
     routeMethods(
       admin,

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { CLIENT_ID, GRANT_TYPES, ID_TOKEN_ALGS, MIN_CLIENT_SECRET_LENGTH, TOKEN_TYPES } from '../authserver/model/clients.js';
 import { MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MIN_PASSWORD_LENGTH, USERNAME } from '../authserver/model/users.js';
 import { EVENT_TYPES } from '../contract/event-bus.js';
+import { MAX_REGISTRATION_TOKEN_TTL_S, MAX_REGISTRATION_TOKEN_USES, REGISTRATION_TOKEN_TTL_S } from '../authserver/model/registration.js';
 
 // The shapes of the admin API ({base_url}/admin/v1, docs/admin.md): its bodies, parameters and
 // answers, once. Fastify validates requests from them (platform/http/schema-validator.ts) and the
@@ -108,6 +109,15 @@ export const NewInvitation = Type.Object(
 );
 export type NewInvitation = Static<typeof NewInvitation>;
 
+export const NewRegistrationToken = Type.Object(
+  {
+    ttl: Type.Optional(Type.Integer({ minimum: 60, maximum: MAX_REGISTRATION_TOKEN_TTL_S, description: `Seconds it stays valid (default ${REGISTRATION_TOKEN_TTL_S})`, ...byModel })),
+    uses: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REGISTRATION_TOKEN_USES, description: 'How many clients it may register (default 1)', ...byModel })),
+  },
+  { additionalProperties: false },
+);
+export type NewRegistrationToken = Static<typeof NewRegistrationToken>;
+
 /** A POST that takes no fields (absent, or `{}`). */
 export const NoFields = Type.Object({}, { additionalProperties: false });
 
@@ -184,6 +194,19 @@ export const Invitation = Type.Object({
   created_at: Time(),
   expires_at: Time(),
 });
+
+/** An initial access token of dynamic client registration (auth.registration: token), never the token itself. */
+export const RegistrationToken = Type.Object({
+  id: Text('Its public part; revoke it with DELETE /admin/v1/registration-tokens/{id}'),
+  created_by: TextOrNull("Who made it: an admin's subject (null: the command line)"),
+  created_at: Time(),
+  expires_at: Time(),
+  uses_left: Type.Integer({ description: 'How many clients it may still register' }),
+});
+export const NewRegistrationTokenAnswer = Type.Composite([
+  RegistrationToken,
+  Type.Object({ token: Text('The initial access token, shown this once: the client sends it as Authorization: Bearer <token> to {auth_url}/register') }),
+]);
 
 /** A mail of the outbox as operators see it (never its parts: they held a link's secret). */
 export const Mail = Type.Object({

@@ -28,7 +28,13 @@ export type AuditEvent =
   | 'user.recovery_code_used'
   | 'invitation.sent'
   | 'invitation.revoked'
-  | 'verification.sent';
+  | 'verification.sent'
+  | 'client.registered'
+  | 'client.registration_changed'
+  | 'client.registration_deleted'
+  | 'registration.refused'
+  | 'registration_token.created'
+  | 'registration_token.revoked';
 
 export interface AuditFields {
   client_id?: string | null;
@@ -42,6 +48,8 @@ export interface AuditFields {
   /** Who did it, when not the subject (an admin's subject: invitations, a verification link resent). */
   actor?: string;
   invitation_id?: string;
+  /** An initial access token of dynamic client registration (its public id). */
+  registration_token_id?: string;
 }
 
 /** Every audit line written for this context is also handed to these (the metrics count tokens and failed logins). */

@@ -7,6 +7,7 @@ import { purgeUserTokens } from './store/user-tokens.js';
 import { purgePushedRequests } from './store/pushed-requests.js';
 import { purgeDeviceCodes } from './store/device-codes.js';
 import { removeStaleSignUps } from './model/lifecycle.js';
+import { purgeRegistrationTokens } from './store/registrations.js';
 
 export { accessTokenSource } from './access-token-source.js';
 
@@ -25,6 +26,7 @@ export async function sweepAuthorizationTables(ctx: AppContext, now = Date.now()
     // A mailed link a day past its expiry: "used or expired" is said the same either way.
     user_tokens: await purgeUserTokens(ctx.store, now - 86_400_000),
     unverified_signups: await removeStaleSignUps(ctx, now),
+    registration_tokens: await purgeRegistrationTokens(ctx.store, cutoff),
     // Pushed authorization requests (RFC 9126) past their expiry, used or not.
     pushed_requests: await purgePushedRequests(ctx.store, cutoff),
   };

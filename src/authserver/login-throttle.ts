@@ -160,11 +160,12 @@ const FORMS_WINDOW_MS = 3_600_000;
 /**
  * Counts one use of a public form that mails (sign-up, "forgot your password") against `key`
  * (`signup:ip:…`, `reset:ip:…`): at most `max` an hour, counted like sign-ins (Redis, else the
- * database: every instance sees the same count). Refused: the seconds to wait.
+ * database: every instance sees the same count). Refused: the seconds to wait. Allowed: `giveBack`
+ * takes the use back (a client registration refused for its metadata made nothing).
  */
-export async function formAttempt(ctx: AppContext, key: string, max: number): Promise<{ allowed: true } | { retryAfter: number }> {
+export async function formAttempt(ctx: AppContext, key: string, max: number): Promise<{ allowed: true; giveBack(): Promise<void> } | { retryAfter: number }> {
   const taken = await takeAttemptOn(ctx, `${FORMS_PREFIX}${key}`, max, FORMS_WINDOW_MS);
-  return taken.allowed ? { allowed: true } : { retryAfter: taken.retryAfter };
+  return taken.allowed ? { allowed: true, giveBack: () => taken.giveBack() } : { retryAfter: taken.retryAfter };
 }
 
 /** The window of wrong user codes at {auth_url}/device, per IP: 10 in 10 minutes. */

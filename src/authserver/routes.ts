@@ -12,6 +12,7 @@ import { userinfoEndpoint } from './oidc/userinfo.js';
 import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
+import { registerRegistrationEndpoints } from './endpoints/registration.js';
 import { parEndpoint } from './endpoints/par.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
 import { deviceGet, devicePost } from './authorize/device.js';
@@ -49,6 +50,8 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/signup`, { GET: signUpGet(ctx), POST: signUpPost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/verify`, { GET: verifyGet(ctx), POST: verifyPost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/reset`, { GET: resetGet(ctx), POST: resetPost(ctx) }, { config: { html: true } });
+    // Dynamic client registration, RFC 7591/7592 (docs/oauth.md, Registering clients).
+    await registerRegistrationEndpoints(oauth, ctx);
 
   });
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { GRANT_TYPES, describeClient, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient } from '../authserver/model/clients.js';
 import { CliError, modelErrors, withCommonOptions, withContext, type CommonOptions } from './common.js';
 import { cell, printList, withJsonOption, type Column, type ListOptions } from './output.js';
+import { registrationTokenCommands } from './registration-tokens.js';
 
 interface ClientOptions extends CommonOptions {
   secret?: string;
@@ -100,9 +101,11 @@ export function clientCommand(program: Command): void {
     .option('--no-require-par', 'its authorization requests may be sent by the browser again')
     .option('--dpop', 'its token requests must carry a DPoP proof: its tokens are always bound to its key (RFC 9449)')
     .option('--no-dpop', 'its token requests may go without a DPoP proof again')
-    .action(async (id: string, opts: CommonOptions & { requirePar?: boolean; dpop?: boolean }) => {
+    .option('--verified', 'you vouch for this application (e.g. one that registered itself): the consent page shows no "not verified" note')
+    .option('--no-verified', 'the consent page says again that you have not verified it')
+    .action(async (id: string, opts: CommonOptions & { requirePar?: boolean; dpop?: boolean; verified?: boolean }) => {
       await withContext(opts, async (ctx) => {
-        const updated = await modelErrors(FLAGS, () => updateClient(ctx, id, { requirePar: opts.requirePar, dpopBound: opts.dpop }));
+        const updated = await modelErrors(FLAGS, () => updateClient(ctx, id, { requirePar: opts.requirePar, dpopBound: opts.dpop, verified: opts.verified }));
         if (!updated) throw new CliError(`there is no client "${id}"`);
         console.log(JSON.stringify(describeClient(updated), null, 2));
       });
@@ -146,4 +149,6 @@ export function clientCommand(program: Command): void {
         printList((await listClients(ctx)).map(describeClient), CLIENT_COLUMNS, opts, 'no clients');
       });
     });
+
+  registrationTokenCommands(client);
 }

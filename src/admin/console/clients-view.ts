@@ -116,12 +116,20 @@ export interface ClientsView {
   knownScopes: string[];
   /** The grants the deployment offers (auth.grants). */
   enabledGrants: readonly string[];
+  /** The clients that registered themselves (dynamic client registration). */
+  registered?: ReadonlySet<string>;
+}
+
+/** A client that registered itself says so in the list, and whether the operator has verified it since. */
+function registeredMark(c: Client, registered?: ReadonlySet<string>): Html | string {
+  if (!registered?.has(c.id)) return '';
+  return c.verified ? html` <span class="tag on">registered by itself, verified</span>` : html` <span class="tag warn">registered by itself, not verified</span>`;
 }
 
 export function clientsBody(v: ClientsView): Html {
   const rows = v.clients.map((c) => [
     html`<a href="${v.base}/clients/${encodeURIComponent(c.id)}"><code>${c.id}</code></a>`,
-    html`${c.name}`,
+    html`${c.name}${registeredMark(c, v.registered)}`,
     html`${c.public ? 'public' : 'confidential'}`,
     html`${c.grantTypes.join(', ')}`,
     c.scope === null ? html`<span class="muted">every scope</span>` : html`<code>${c.scope}</code>`,
@@ -130,6 +138,7 @@ export function clientsBody(v: ClientsView): Html {
   return html`<h1>Clients</h1>
 ${notice(v.notice)}
 ${table('Registered clients', ['Client id', 'Name', 'Type', 'Grants', 'Scope', 'Registered'], rows, 'No client is registered yet.')}
+<p>Applications that register themselves (dynamic client registration, <code>auth.registration</code>): <a href="${v.base}/registration-tokens">Registration tokens</a>.</p>
 <section class="card" aria-labelledby="register">
 <h2 id="register">Register a client</h2>
 ${v.error ? errorSummary(v.error, v.errors) : ''}

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CLIENT_ID, findClient, listClients, registerClient, removeClient, rotateClientSecret, updateClient, type Client, type ClientChanges } from '../../authserver/model/clients.js';
 import type { Params } from '../../authserver/params.js';
 import { grantableUniverse } from '../../authserver/scope-request.js';
+import { selfRegisteredClientIds } from '../../authserver/model/registration.js';
 import { ConsoleKit, refused, type Refusal, type Signed } from './kit.js';
 import { confirmBody } from './components.js';
 import { EMPTY_CLIENT, clientBody, clientFormValues, clientProps, clientsBody, secretBody, type ClientFormValues } from './clients-view.js';
@@ -47,7 +48,7 @@ export function registerClientPages(app: FastifyInstance, kit: ConsoleKit): void
   const missing = (reply: FastifyReply, s: Signed) => kit.message(reply, s, 404, 'No such client', 'There is no client with this id (it may have been deleted).', 'clients');
 
   const listPage = async (reply: FastifyReply, s: Signed, status: number, form: ClientFormValues, problem?: Refusal, notice?: string) =>
-    kit.page(reply, s, status, 'Clients', 'clients', clientsBody({ base, csrf: s.csrf, clients: await listClients(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes, enabledGrants }), refused(problem));
+    kit.page(reply, s, status, 'Clients', 'clients', clientsBody({ base, csrf: s.csrf, clients: await listClients(ctx), registered: await selfRegisteredClientIds(ctx), form, errors: problem?.errors ?? {}, error: problem?.error, notice, knownScopes, enabledGrants }), refused(problem));
 
   kit.route(app, '/clients', {
     GET: kit.guard(async (request, reply, s) => {

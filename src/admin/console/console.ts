@@ -11,6 +11,7 @@ import { registerClientPages } from './clients.js';
 import { registerDashboard } from './dashboard.js';
 import { registerGrantPages } from './grants.js';
 import { registerInvitationPages } from './invitations.js';
+import { registerRegistrationTokenPages } from './registration-tokens.js';
 import { ConsoleKit, formOf } from './kit.js';
 import { registerMaintenancePages } from './maintenance.js';
 import { consoleCsrfValid } from './session.js';
@@ -96,6 +97,7 @@ export function registerAdminConsole(app: FastifyInstance, ctx: AppContext): voi
       registerClientPages(c, kit);
       registerUserPages(c, kit);
       registerInvitationPages(c, kit);
+      registerRegistrationTokenPages(c, kit);
       registerGrantPages(c, kit);
       registerWebhookPages(c, kit);
     },

@@ -51,6 +51,8 @@ export function authorizationServerMetadata(ctx: AppContext): Record<string, unk
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     // draft-ietf-oauth-client-id-metadata-document: an https client_id names its metadata document.
     ...(config.auth.clientMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
+    // RFC 7591: only while registration is offered (auth.registration).
+    ...(config.auth.registration !== 'closed' ? { registration_endpoint: `${auth}/register` } : {}),
   };
 }
 

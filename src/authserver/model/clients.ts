@@ -11,6 +11,7 @@ import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
 import { isMetadataDocumentId, metadataDocumentClient } from './client-metadata-document.js';
+import { deleteClientRegistration } from '../store/registrations.js';
 
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
 // clients only through this module, so a rule holds whoever asks.
@@ -146,14 +147,18 @@ export function checkNewClient(ctx: AppContext, input: NewClient, kept: readonly
   return { id: input.id, name: name ?? input.id, public: isPublic, secret, redirectUris, grantTypes, scope, tokenType: tokenType as TokenType, origins, uri, verified: input.verified === true, introspect: input.introspect === true, requirePkce: input.requirePkce === true, idTokenSignedResponseAlg: idTokenAlg as IdTokenAlg, postLogoutRedirectUris, requirePar: input.requirePar === true, dpopBound: input.dpopBound === true };
 }
 
-/** Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again. */
-export async function registerClient(ctx: AppContext, input: NewClient, actor: string | null = null): Promise<{ client: Client; secret: string | null }> {
+/**
+ * Stores a client after checking every rule; returns it with the plain secret, which is never retrievable again.
+ * `within`: more of the same change, in the same transaction (dynamic registration's token and record).
+ */
+export async function registerClient(ctx: AppContext, input: NewClient, actor: string | null = null, within?: (tx: WriteTx, client: Client) => Promise<void>): Promise<{ client: Client; secret: string | null }> {
   const { secret, ...checked } = checkNewClient(ctx, input);
   const client: Client = { ...checked, secretHash: secret === null ? null : sha256(secret), createdAt: Date.now() };
   try {
     await write(ctx.store, async (tx) => {
       if (await findClientRecord(tx, client.id)) throw new AlreadyExists(`a client "${client.id}" already exists`);
       await insertClient(tx, client);
+      await within?.(tx, client);
       clientEvent(tx, 'client.created', client, actor);
     });
   } catch (e) {
@@ -206,7 +211,7 @@ export type ClientChanges = Partial<
  * instance sees the change within the client cache's second, at once where the notice reaches.
  * Null when there is no such client.
  */
-export async function updateClient(ctx: AppContext, id: string, changes: ClientChanges, actor: string | null = null): Promise<Client | null> {
+export async function updateClient(ctx: AppContext, id: string, changes: ClientChanges, actor: string | null = null, within?: (tx: WriteTx, client: Client) => Promise<void>): Promise<Client | null> {
   return write(ctx.store, async (tx) => {
     const record = await findClientRecord(tx, id);
     if (!record) return null;
@@ -246,6 +251,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
       dpopBound: checked.dpopBound,
     };
     await updateClientRecord(tx, updated);
+    await within?.(tx, updated);
     clientEvent(tx, 'client.updated', updated, actor);
     tx.afterCommit(() => announceRevocation(ctx));
     return updated;
@@ -256,6 +262,7 @@ export async function updateClient(ctx: AppContext, id: string, changes: ClientC
 export async function removeClient(ctx: AppContext, id: string, actor: string | null = null): Promise<Revoked | null> {
   return write(ctx.store, async (tx) => {
     if (!(await deleteClient(tx, id))) return null;
+    await deleteClientRegistration(tx, id); // a registration access token (RFC 7592) ends with its client
     const revoked = await revokeAllOf(ctx, tx, { clientId: id }, 'client removed', actor);
     tx.emit({ type: 'client.removed', record_id: id, actor, data: null });
     return revoked;

@@ -73,6 +73,8 @@ const Auth = Type.Object(
     mfa: Type.Union([Type.Literal('optional'), Type.Literal('admins'), Type.Literal('all')], { default: 'optional' }),
     /** Who may make an account (docs/users.md): operators only, whoever holds an invitation, or anyone at {auth_url}/signup. */
     signup: Type.Union([Type.Literal('closed'), Type.Literal('invite'), Type.Literal('open')], { default: 'closed' }),
+    /** Dynamic client registration (RFC 7591) at {auth_url}/register: not offered, with an initial access token, or open to anyone. */
+    registration: Type.Union([Type.Literal('closed'), Type.Literal('token'), Type.Literal('open')], { default: 'closed' }),
     /** An account whose e-mail address is not verified cannot sign in (sign-up mails the link). */
     requireVerifiedEmail: Type.Boolean({ default: true }),
     /** A client_id that is an https URL names its client ID metadata document, fetched and used as the client (docs/oauth.md). */

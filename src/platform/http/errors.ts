@@ -70,7 +70,9 @@ export type OAuthErrorCode =
   | 'authorization_pending'
   | 'slow_down'
   | 'expired_token'
-  | 'invalid_target';
+  | 'invalid_target'
+  | 'invalid_client_metadata'
+  | 'invalid_redirect_uri';
 
 /** RFC 6749 §5.2: a missing, repeated or malformed parameter. */
 export class InvalidRequest extends OAuthError {
@@ -155,6 +157,20 @@ export class TooManyRequests extends OAuthError {
 export class TemporarilyUnavailable extends OAuthError {
   constructor(retryAfterSeconds: number, description: string, detail: Detail = {}) {
     super('temporarily_unavailable', description, 503, detail, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+/** RFC 7591 §3.2.2: a value of the client metadata is invalid (dynamic client registration). */
+export class InvalidClientMetadata extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_client_metadata', description, 400, detail);
+  }
+}
+
+/** RFC 7591 §3.2.2: a redirect URI of the client metadata is invalid. */
+export class InvalidRedirectUri extends OAuthError {
+  constructor(description: string, detail: Detail = {}) {
+    super('invalid_redirect_uri', description, 400, detail);
   }
 }
 

@@ -495,6 +495,34 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('users_verification_pending').on('users').columns(['verification_pending', 'created_at']).execute();
       },
     },
+    '0014_client_registration': {
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        // Initial access tokens of dynamic client registration (auth.registration: token): only the
+        // SHA-256 of the token; `id` is its public selector (the part before the dot).
+        await db.schema
+          .createTable('registration_tokens')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('hash', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text')
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addColumn('expires_at', ms, (c) => c.notNull())
+          .addColumn('uses_left', 'integer', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('registration_tokens_expiry').on('registration_tokens').column('expires_at').execute();
+        // A client that registered itself (RFC 7591): the SHA-256 of its registration access token
+        // (RFC 7592) and the metadata the clients table has no column for.
+        await db.schema
+          .createTable('client_registrations')
+          .addColumn('client_id', 'text', (c) => c.primaryKey())
+          .addColumn('token_hash', 'text', (c) => c.notNull())
+          .addColumn('auth_method', 'text', (c) => c.notNull())
+          .addColumn('contacts', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text')
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .execute();
+      },
+    },
     // The device authorization grant (RFC 8628, docs/oauth.md#devices-and-clis): a device code and
     // its user code, both by their SHA-256 only; the user's decision, the poll bookkeeping (the last
     // poll and the interval, raised by slow_down) and the redemption are columns of the one row, so
@@ -536,6 +564,16 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.alterTable('clients').addColumn('dpop_bound', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       },
     },
+    '0017_resource_indicators': {
+      // RFC 8707 (docs/oauth.md#resource-indicators): an access token's audience, and the resources
+      // a code or refresh token may be redeemed for — each a path under publicUrl (`/v1`, `/mcp`;
+      // contract/resources.ts); null on rows from before: the resource API.
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('access_tokens').addColumn('audience', 'text').execute();
+        await db.schema.alterTable('authorization_codes').addColumn('resources', 'text').execute();
+        await db.schema.alterTable('refresh_tokens').addColumn('resources', 'text').execute();
+      },
+    },
     '0018_pushed_authorization_requests': {
       async up(db: Kysely<any>) {
         const ms = t('integer') as 'bigint';
@@ -552,16 +590,6 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('used_at', ms)
           .execute();
         await db.schema.createIndex('pushed_requests_expiry').on('pushed_requests').column('expires_at').execute();
-      },
-    },
-    '0017_resource_indicators': {
-      // RFC 8707 (docs/oauth.md#resource-indicators): an access token's audience, and the resources
-      // a code or refresh token may be redeemed for — each a path under publicUrl (`/v1`, `/mcp`;
-      // contract/resources.ts); null on rows from before: the resource API.
-      async up(db: Kysely<any>) {
-        await db.schema.alterTable('access_tokens').addColumn('audience', 'text').execute();
-        await db.schema.alterTable('authorization_codes').addColumn('resources', 'text').execute();
-        await db.schema.alterTable('refresh_tokens').addColumn('resources', 'text').execute();
       },
     },
   };

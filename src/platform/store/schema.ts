@@ -248,6 +248,8 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   mail_quota: MailQuotaTable;
   user_tokens: UserTokensTable;
+  registration_tokens: RegistrationTokensTable;
+  client_registrations: ClientRegistrationsTable;
   pushed_requests: PushedRequestsTable;
   device_codes: DeviceCodesTable;
 }
@@ -419,4 +421,31 @@ export interface DeviceCodesTable {
   amr: string | null;
   used_at: number | null;
   grant_id: string | null;
+}
+
+/** An initial access token of dynamic client registration (auth.registration: token). */
+export interface RegistrationTokensTable {
+  /** The public selector (the part of the token before the dot). */
+  id: string;
+  /** SHA-256 of the whole token. */
+  hash: string;
+  created_by: string | null;
+  created_at: number;
+  expires_at: number;
+  /** Registrations it may still make. */
+  uses_left: number;
+}
+
+/** A client that registered itself (RFC 7591), and what RFC 7592 manages it with. */
+export interface ClientRegistrationsTable {
+  client_id: string;
+  /** SHA-256 of the registration access token. */
+  token_hash: string;
+  /** token_endpoint_auth_method: none | client_secret_basic | client_secret_post */
+  auth_method: string;
+  /** JSON array of strings. */
+  contacts: string;
+  /** Who registered it: `registration` (open) or `registration-token:<id>`. */
+  created_by: string | null;
+  created_at: number;
 }
