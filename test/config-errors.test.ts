@@ -111,7 +111,7 @@ describe('bad configs stop start-up with one message naming file, field and prob
 
   test('auth.grants: a grant gatehouse does not know, an empty list, a list that is no list', async () => {
     const unknown = await serveWith(yamlOf({ auth: { grants: ['authorization_code', 'device_code'] } }));
-    assertOneClearMessage(unknown, 'auth.grants[1]', /: must be authorization_code, implicit, password, client_credentials or refresh_token, got "device_code"$/);
+    assertOneClearMessage(unknown, 'auth.grants[1]', /: must be authorization_code, implicit, password, client_credentials, refresh_token or urn:ietf:params:oauth:grant-type:device_code, got "device_code"$/);
     const empty = await serveWith(yamlOf({ auth: { grants: [] } }));
     assertOneClearMessage(empty, 'auth.grants', /: must list at least 1 item$/);
     const text = await serveWith(yamlOf({ auth: { grants: 'password' } }));
