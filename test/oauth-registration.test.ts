@@ -80,15 +80,40 @@ describe('open registration', () => {
     assert.match(decodeURIComponent(location), /code_challenge/);
   });
 
-  test('oauth4webapi registers a confidential client (client_secret_post) with client_credentials, which gets a token', async () => {
+  test('attack: a client cannot register itself for client_credentials, password or implicit (POST or PUT); nothing made', async () => {
+    const before = await clientCount(server);
+    for (const body of [
+      { grant_types: ['client_credentials'] },
+      { grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read' },
+      { redirect_uris: [CB], grant_types: ['authorization_code', 'password'] },
+      { redirect_uris: [CB], grant_types: ['implicit'], response_types: ['token'] },
+    ]) {
+      const res = await register(server, body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.error, 'invalid_client_metadata');
+      assert.match(res.body.error_description, /^grant_types: .* cannot be registered \(registrable: authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:device_code\)/);
+    }
+    assert.equal(await clientCount(server), before);
+    const { body: made } = await register(server, { redirect_uris: [CB] });
+    const put = await server.json('PUT', new URL(made.registration_client_uri).pathname, { client_id: made.client_id, redirect_uris: [CB], grant_types: ['authorization_code', 'client_credentials'] }, { authorization: `Bearer ${made.registration_access_token}` });
+    assert.equal(put.status, 400);
+    assert.equal(put.body.error, 'invalid_client_metadata');
+    assert.ok('grant_types' in put.body.detail);
+    assert.deepEqual((await findClient(server.ctx, made.client_id, true))?.grantTypes, ['authorization_code']);
+    const device = await register(server, { grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], token_endpoint_auth_method: 'none' });
+    assert.equal(device.status, 201, JSON.stringify(device.body));
+  });
+
+  test('oauth4webapi registers a confidential client (client_secret_post); widened by the operator to client_credentials, it gets a token', async () => {
     const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Backend', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read', contacts: ['ops@example.org'], software_id: 'ignored' }, opts(server)),
+      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Backend', redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read', contacts: ['ops@example.org'], software_id: 'ignored' }, opts(server)),
     );
     assert.ok(registered.client_secret && String(registered.client_secret).length >= 43);
     assert.equal(registered.client_secret_expires_at, 0);
     assert.deepEqual(registered.contacts, ['ops@example.org']);
-    assert.deepEqual(registered.response_types, [], 'no redirect grant, no response type');
+    assert.deepEqual(registered.response_types, ['code']);
     assert.equal(registered.software_id, undefined, 'unknown metadata is ignored, not echoed');
+    await updateClient(server.ctx, registered.client_id, { grantTypes: ['authorization_code', 'client_credentials'] });
     const client: oauth.Client = { client_id: registered.client_id };
     const tokens = await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(String(registered.client_secret)), { scope: 'orders:read' }, opts(server)));
     assert.equal(tokens.scope, 'orders:read');
@@ -158,7 +183,9 @@ describe('open registration', () => {
   });
 
   test('RFC 7592: GET reads, PUT replaces under the same rules, DELETE removes the client and its tokens', async () => {
-    const { body: made } = await register(server, { redirect_uris: [CB], client_name: 'Mine', grant_types: ['authorization_code', 'client_credentials'], scope: 'orders:read' });
+    const { body: made } = await register(server, { redirect_uris: [CB], client_name: 'Mine', grant_types: ['authorization_code'], scope: 'orders:read' });
+    // The operator gives it client_credentials (not registrable); its own PUT may keep that grant.
+    await updateClient(server.ctx, made.client_id, { grantTypes: ['authorization_code', 'client_credentials'] });
     const auth = { authorization: `Bearer ${made.registration_access_token}` };
     const uri = new URL(made.registration_client_uri).pathname;
     const read = await server.json('GET', uri, undefined, auth);
@@ -295,12 +322,13 @@ describe('registration with an initial access token', () => {
     assert.equal(await clientCount(server), before + 2);
   });
 
-  test('openid-client registers a confidential client with an initial access token, which gets a client_credentials token', async () => {
+  test('openid-client registers a confidential client with an initial access token; widened by the operator, it gets a client_credentials token', async () => {
     const { token } = await createRegistrationToken(server.ctx, {}, null);
     const inProcess = ((url: string, init: RequestInit) => server.fetch(url, init as object)) as unknown as openid.CustomFetch;
-    const config = await openid.dynamicClientRegistration(new URL(server.url), { client_name: 'Reporter', grant_types: ['client_credentials'], scope: 'orders:read' }, undefined, { initialAccessToken: token, [openid.customFetch]: inProcess } as openid.DynamicClientRegistrationRequestOptions);
+    const config = await openid.dynamicClientRegistration(new URL(server.url), { client_name: 'Reporter', redirect_uris: [CB], scope: 'orders:read' }, undefined, { initialAccessToken: token, [openid.customFetch]: inProcess } as openid.DynamicClientRegistrationRequestOptions);
     config[openid.customFetch] = inProcess;
     assert.match(config.clientMetadata().client_id, /^reg-/);
+    await updateClient(server.ctx, config.clientMetadata().client_id, { grantTypes: ['authorization_code', 'client_credentials'] });
     const tokens = await openid.clientCredentialsGrant(config, { scope: 'orders:read' });
     assert.equal(tokens.scope, 'orders:read');
   });

@@ -159,7 +159,7 @@ function manage(ctx: AppContext) {
       if (body.client_id !== current.client.id) throw new InvalidClientMetadata('client_id: must be the id of the client being replaced', { client_id: `must be ${current.client.id}` });
       if (body.client_secret !== undefined && !isCurrentSecret(current.client, body.client_secret))
         throw new InvalidClientMetadata('client_secret: must be the current secret or omitted: a registration cannot change it', { client_secret: 'is not the current secret' });
-      const replaced = await asMetadataError(async () => replaceRegistration(ctx, current, readMetadata(body)));
+      const replaced = await asMetadataError(async () => replaceRegistration(ctx, current, readMetadata(body, current.client.grantTypes)));
       if (!replaced) throw new InvalidToken('The registration access token is not valid for this client', { authorization: 'is not the registration access token of this client' });
       audit(ctx, request.log, 'client.registration_changed', { client_id: current.client.id, ip: request.ip });
       return answer(reply, replaced, current.client.id, current.token);

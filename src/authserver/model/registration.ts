@@ -37,6 +37,14 @@ export function registrationPolicy(ctx: AppContext): RegistrationPolicy {
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 
+/**
+ * The grants a client may register itself for (POST and RFC 7592 PUT): those where a user signs
+ * in and consents. `client_credentials` (a token with no user), `password` (no consent page) and
+ * `implicit` are not: an operator widens a registered client to them (admin API or console,
+ * `grant_types`), and its own PUT may then keep them.
+ */
+export const REGISTRABLE_GRANTS = ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
+
 /** Each response type and the grant it needs (RFC 7591 §2.1). */
 const RESPONSE_TYPE_GRANTS: Record<string, string> = { code: 'authorization_code', token: 'implicit' };
 
@@ -72,12 +80,16 @@ function optionalStrings(body: Record<string, unknown>, field: string): string[]
  * Reads the client metadata of a registration request (RFC 7591 §2) or of its replacement (RFC
  * 7592 §2.2): the fields it knows, their types and defaults; unknown fields are ignored. Throws
  * InvalidInput naming the metadata field; the client rules are checked after, by checkNewClient.
+ * Grants: only REGISTRABLE_GRANTS, and `kept` (a PUT keeps grants an operator gave the client).
  */
-export function readMetadata(body: Record<string, unknown>): RegistrationMetadata {
+export function readMetadata(body: Record<string, unknown>, kept: readonly string[] = []): RegistrationMetadata {
   const redirectUris = optionalStrings(body, 'redirect_uris') ?? [];
   const name = optionalString(body, 'client_name');
   const uri = optionalString(body, 'client_uri');
   const grantTypes = optionalStrings(body, 'grant_types') ?? ['authorization_code'];
+  for (const grant of grantTypes)
+    if (!(REGISTRABLE_GRANTS as readonly string[]).includes(grant) && !kept.includes(grant))
+      bad('grant_types', `${grant} cannot be registered (registrable: ${REGISTRABLE_GRANTS.join(', ')}); ask the operator of this gatehouse`);
   // Absent: the response types of the grants asked for (RFC 7591 §2.1 says `code`, which only the code grant can use).
   const responseTypes = optionalStrings(body, 'response_types') ?? Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => grantTypes.includes(grant)).map(([type]) => type);
   const method = optionalString(body, 'token_endpoint_auth_method') ?? 'client_secret_basic';
