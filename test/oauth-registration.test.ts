@@ -153,6 +153,10 @@ describe('open registration', () => {
     ['a client name of 101 characters', { redirect_uris: [CB], client_name: 'x'.repeat(101) }, 'invalid_client_metadata', 'client_name'],
     ['a javascript: client_uri', { redirect_uris: [CB], client_uri: 'javascript:alert(1)' }, 'invalid_client_metadata', 'client_uri'],
     ['contacts not strings', { redirect_uris: [CB], contacts: [1] }, 'invalid_client_metadata', 'contacts'],
+    ['21 redirect URIs', { redirect_uris: Array.from({ length: 21 }, (_, i) => `${CB}${i}`) }, 'invalid_redirect_uri', 'redirect_uris'],
+    ['a redirect URI of 2,001 characters', { redirect_uris: [`${CB}?${'a'.repeat(2001 - CB.length - 1)}`] }, 'invalid_redirect_uri', 'redirect_uris'],
+    ['a client_uri of 2,001 characters', { redirect_uris: [CB], client_uri: `https://${'a'.repeat(1985)}.example/` }, 'invalid_client_metadata', 'client_uri'],
+    ['11 contacts', { redirect_uris: [CB], contacts: Array.from({ length: 11 }, (_, i) => `c${i}@example.org`) }, 'invalid_client_metadata', 'contacts'],
     ['require_pushed_authorization_requests not a boolean', { redirect_uris: [CB], require_pushed_authorization_requests: 'yes' }, 'invalid_client_metadata', 'require_pushed_authorization_requests'],
   ];
   for (const [what, body, error, field] of refusals)
@@ -165,6 +169,17 @@ describe('open registration', () => {
       assert.ok(field in res.body.detail, JSON.stringify(res.body.detail));
       assert.equal(await clientCount(server), before);
     });
+
+  test('attack: a body over 16 KiB is 413 (POST and PUT), nothing made; 20 redirect URIs of 600 characters fit', async () => {
+    const before = await clientCount(server);
+    const big = await register(server, { redirect_uris: Array.from({ length: 15 }, (_, i) => `${CB}${i}?${'a'.repeat(1500)}`) });
+    assert.equal(big.status, 413);
+    assert.equal(await clientCount(server), before);
+    const fits = await register(server, { redirect_uris: Array.from({ length: 20 }, (_, i) => `${CB}${i}?${'a'.repeat(600)}`), client_uri: `${CB}?${'b'.repeat(1900)}` });
+    assert.equal(fits.status, 201, JSON.stringify(fits.body));
+    const put = await server.json('PUT', new URL(fits.body.registration_client_uri).pathname, { client_id: fits.body.client_id, redirect_uris: [CB], client_name: 'x'.repeat(17_000) }, { authorization: `Bearer ${fits.body.registration_access_token}` });
+    assert.equal(put.status, 413);
+  });
 
   test('refused, nothing made: malformed JSON, a JSON array, a form body, text', async () => {
     const before = await clientCount(server);

@@ -9,6 +9,7 @@ import { audit } from '../audit.js';
 import { formAttempt } from '../login-throttle.js';
 import {
   REGISTRATIONS_PER_IP_HOUR,
+  REGISTRATION_BODY_LIMIT,
   RegistrationTokenSpent,
   deleteRegistration,
   isCurrentSecret,
@@ -183,7 +184,8 @@ export async function registerRegistrationEndpoints(app: FastifyInstance, ctx: A
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     const base = ctx.config.auth.path;
-    routeMethods(scope, `${base}/register`, { POST: register(ctx) });
-    routeMethods(scope, `${base}/register/:id`, manage(ctx));
+    // Client metadata is small: a bigger body is 413 before it is read (docs/oauth.md, the bounds).
+    routeMethods(scope, `${base}/register`, { POST: register(ctx) }, { bodyLimit: REGISTRATION_BODY_LIMIT });
+    routeMethods(scope, `${base}/register/:id`, manage(ctx), { bodyLimit: REGISTRATION_BODY_LIMIT });
   });
 }

@@ -48,6 +48,14 @@ export const REGISTRABLE_GRANTS = ['authorization_code', 'refresh_token', 'urn:i
 /** Each response type and the grant it needs (RFC 7591 §2.1). */
 const RESPONSE_TYPE_GRANTS: Record<string, string> = { code: 'authorization_code', token: 'implicit' };
 
+/** Bounds of what a registration may carry (an unbounded list or URI is stored and shown to operators). */
+export const MAX_REDIRECT_URIS = 20;
+export const MAX_URI_LENGTH = 2000;
+export const MAX_CONTACTS = 10;
+export const MAX_CLIENT_NAME_LENGTH = 100;
+/** The largest registration request body, in bytes (413 beyond). */
+export const REGISTRATION_BODY_LIMIT = 16 * 1024;
+
 /** How many registrations one IP may attempt an hour (the public forms' windowed counters). */
 export const REGISTRATIONS_PER_IP_HOUR = 20;
 
@@ -84,8 +92,12 @@ function optionalStrings(body: Record<string, unknown>, field: string): string[]
  */
 export function readMetadata(body: Record<string, unknown>, kept: readonly string[] = []): RegistrationMetadata {
   const redirectUris = optionalStrings(body, 'redirect_uris') ?? [];
+  if (redirectUris.length > MAX_REDIRECT_URIS) bad('redirect_uris', `at most ${MAX_REDIRECT_URIS}`);
+  for (const r of redirectUris) if (r.length > MAX_URI_LENGTH) bad('redirect_uris', `each is at most ${MAX_URI_LENGTH} characters`);
   const name = optionalString(body, 'client_name');
+  if (name !== undefined && name.length > MAX_CLIENT_NAME_LENGTH) bad('client_name', `at most ${MAX_CLIENT_NAME_LENGTH} characters`);
   const uri = optionalString(body, 'client_uri');
+  if (uri !== undefined && uri.length > MAX_URI_LENGTH) bad('client_uri', `at most ${MAX_URI_LENGTH} characters`);
   const grantTypes = optionalStrings(body, 'grant_types') ?? ['authorization_code'];
   for (const grant of grantTypes)
     if (!(REGISTRABLE_GRANTS as readonly string[]).includes(grant) && !kept.includes(grant))
@@ -106,7 +118,7 @@ export function readMetadata(body: Record<string, unknown>, kept: readonly strin
   const requirePar = body.require_pushed_authorization_requests ?? false;
   if (typeof requirePar !== 'boolean') bad('require_pushed_authorization_requests', 'must be true or false');
   const contacts = optionalStrings(body, 'contacts') ?? [];
-  if (contacts.length > 10) bad('contacts', 'at most 10');
+  if (contacts.length > MAX_CONTACTS) bad('contacts', `at most ${MAX_CONTACTS}`);
   for (const c of contacts) if (c.trim() === '' || c.length > 254) bad('contacts', 'each is 1-254 characters (an e-mail address)');
   return {
     client: {
