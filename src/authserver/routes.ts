@@ -13,7 +13,7 @@ import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
 import { registerRegistrationEndpoints } from './endpoints/registration.js';
-import { parEndpoint } from './endpoints/par.js';
+import { PAR_BODY_LIMIT, parEndpoint } from './endpoints/par.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
 import { deviceGet, devicePost } from './authorize/device.js';
 
@@ -28,7 +28,7 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/revocation`, { POST: revocationEndpoint(ctx) });
     routeMethods(oauth, `${base}/introspection`, { POST: introspectionEndpoint(ctx) });
     // Pushed authorization requests (RFC 9126; docs/oauth.md#pushed-authorization-requests).
-    routeMethods(oauth, `${base}/par`, { POST: parEndpoint(ctx) });
+    routeMethods(oauth, `${base}/par`, { POST: parEndpoint(ctx) }, { bodyLimit: PAR_BODY_LIMIT });
     // The device authorization grant (RFC 8628): the device's request, and the page where the user types its code.
     routeMethods(oauth, `${base}/device_authorization`, { POST: deviceAuthorizationEndpoint(ctx) });
     routeMethods(oauth, `${base}/device`, { GET: deviceGet(ctx), POST: devicePost(ctx) }, { config: { html: true } });
