@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { sqlOf } from '../src/platform/store/sql.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, introspect, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { deviceConsent, deviceDecide } from './helpers/device.js';
 import { listGrants } from '../src/authserver/tokens.js';
@@ -198,6 +199,27 @@ test('expired: expired_token at the token endpoint, a clear page at /device; wro
     assert.equal(await pollError(live.device_code, tv, short, meta), 'authorization_pending', 'the device code is untouched');
   } finally {
     await short.cleanup();
+  }
+});
+
+test('attack: a public client starts at most 30 device authorizations in 10 minutes from one IP (429, Retry-After, nothing stored); a confidential client is not throttled', async () => {
+  const own = await startApp();
+  try {
+    await addClient(own, 'tv', ['--public', '--grant', DEVICE]);
+    const conf = await addClient(own, 'cli', ['--grant', DEVICE]);
+    const count = async () => Number((await sqlOf(own.ctx.store).selectFrom('device_codes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    // Refused for its scope: nothing stored, not counted.
+    for (let i = 0; i < 3; i++) assert.equal((await post(own, 'device_authorization', { client_id: 'tv', scope: 'penguins:read' })).status, 400);
+    for (let i = 0; i < 30; i++) assert.equal((await post(own, 'device_authorization', { client_id: 'tv', scope: 'zoos:read' })).status, 200, `start ${i + 1}`);
+    const stored = await count();
+    const res = await post(own, 'device_authorization', { client_id: 'tv', scope: 'zoos:read' });
+    assert.equal(res.status, 429);
+    assert.equal(res.body.error, 'too_many_requests');
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+    assert.equal(await count(), stored, 'nothing stored');
+    for (let i = 0; i < 35; i++) assert.equal((await post(own, 'device_authorization', { scope: 'zoos:read' }, { auth: basic('cli', conf.client_secret!) })).status, 200, `confidential start ${i + 1}`);
+  } finally {
+    await own.cleanup();
   }
 });
 
