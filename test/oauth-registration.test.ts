@@ -245,6 +245,38 @@ describe('open registration', () => {
     assert.equal((await server.json('GET', uri, undefined, auth)).status, 401, 'its registration access token ended with it');
   });
 
+  test('attack: a client\'s PUT cannot undo the operator\'s restrictions (scope, PAR, DPoP) nor widen its grants or scope', async () => {
+    const { body: made } = await register(server, { redirect_uris: [CB], grant_types: ['authorization_code'] });
+    await updateClient(server.ctx, made.client_id, { scope: 'zoos:read', requirePar: true, dpopBound: true });
+    const uri = new URL(made.registration_client_uri).pathname;
+    const auth = { authorization: `Bearer ${made.registration_access_token}` };
+    const omitted = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB] }, auth);
+    assert.equal(omitted.status, 200, JSON.stringify(omitted.body));
+    let stored = await findClient(server.ctx, made.client_id, true);
+    assert.equal(stored?.scope, 'zoos:read', 'omitted: the current scope stays, not every scope');
+    assert.equal(stored?.requirePar, true);
+    assert.equal(stored?.dpopBound, true);
+    const off = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], require_pushed_authorization_requests: false, dpop_bound_access_tokens: false }, auth);
+    assert.equal(off.status, 200);
+    stored = await findClient(server.ctx, made.client_id, true);
+    assert.equal(stored?.requirePar, true, 'PAR stays required');
+    assert.equal(stored?.dpopBound, true, 'DPoP stays required');
+    for (const [body, field] of [
+      [{ scope: 'zoos:read zoos:write' }, 'scope'],
+      [{ grant_types: ['authorization_code', 'refresh_token'] }, 'grant_types'],
+    ] as const) {
+      const res = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], ...body }, auth);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error, 'invalid_client_metadata');
+      assert.match(res.body.error_description, new RegExp(`^${field}: .* is more than this client has`));
+    }
+    stored = await findClient(server.ctx, made.client_id, true);
+    assert.equal(stored?.scope, 'zoos:read');
+    assert.deepEqual(stored?.grantTypes, ['authorization_code']);
+    const narrower = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], scope: 'zoos:read' }, auth);
+    assert.equal(narrower.status, 200, 'within what it has: accepted');
+  });
+
   test('RFC 7592 attacks: no token, a wrong one, another client\'s, an operator-made client → 401 invalid_token, nothing changed', async () => {
     const { body: a } = await register(server, { redirect_uris: [CB] });
     const { body: b } = await register(server, { redirect_uris: [CB] });

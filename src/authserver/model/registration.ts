@@ -250,13 +250,14 @@ export async function openRegistration(ctx: AppContext, clientId: string, token:
 
 /**
  * RFC 7592 §2.2: replaces the client's metadata (what is omitted goes back to its default), under
- * the same rules. The type (public or confidential) stays; a change by the client itself takes
- * back the operator's verification. Null when the client is gone meanwhile.
+ * the same rules, never wider than the client is (notWider: an operator's restriction stays). The
+ * type (public or confidential) stays; a change by the client itself takes back the operator's
+ * verification. Null when the client is gone meanwhile.
  */
 export async function replaceRegistration(ctx: AppContext, current: { client: Client }, metadata: RegistrationMetadata): Promise<Record<string, unknown> | null> {
   if (metadata.client.public !== current.client.public)
     bad('token_endpoint_auth_method', current.client.public ? 'a public client (none) cannot become confidential: register a new client' : 'a confidential client cannot become public (none): register a new client');
-  const c = metadata.client;
+  const c = { ...metadata.client, ...notWider(current.client, metadata.client) };
   const row: Pick<ClientRegistrationRow, 'auth_method' | 'contacts'> = { auth_method: metadata.authMethod, contacts: JSON.stringify(metadata.contacts) };
   const updated = await updateClient(
     ctx,
@@ -266,6 +267,25 @@ export async function replaceRegistration(ctx: AppContext, current: { client: Cl
     async (tx, client) => updateClientRegistration(tx, client.id, row),
   );
   return updated ? describeRegistration(updated, row) : null;
+}
+
+/**
+ * What a client's own replacement may not do: widen what it has, which the operator may have
+ * narrowed. Its scope stays within the current one (omitted: the current one; none current: no
+ * ceiling), its grants within its grants, and PAR (DPoP is not registration metadata: it stays)
+ * stays required once required. A wider ask is InvalidInput naming the field.
+ */
+function notWider(current: Client, asked: RegistrationMetadata['client']): Pick<RegistrationMetadata['client'], 'scope' | 'requirePar'> {
+  const wider = asked.grantTypes.filter((g) => !(current.grantTypes as readonly string[]).includes(g));
+  if (wider.length) bad('grant_types', `${wider.join(', ')} is more than this client has (${current.grantTypes.join(', ')}); ask the operator of this gatehouse`);
+  let scope = asked.scope ?? current.scope;
+  if (current.scope !== null && scope !== null) {
+    const has = new Set(current.scope.split(' '));
+    const more = scope.trim().split(/\s+/).filter((s) => !has.has(s));
+    if (more.length) bad('scope', `${more.join(' ')} is more than this client has (${current.scope}); ask the operator of this gatehouse`);
+    scope = scope.trim();
+  }
+  return { scope, requirePar: current.requirePar || asked.requirePar === true };
 }
 
 /** RFC 7592 §2.2: a replacement may carry the client's secret, which must then be the current one (compared in constant time). */
