@@ -46,7 +46,7 @@ export type AuthMethod = (typeof AUTH_METHODS)[number];
 export const REGISTRABLE_GRANTS = ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
 
 /** Each response type and the grant it needs (RFC 7591 §2.1). */
-const RESPONSE_TYPE_GRANTS: Record<string, string> = { code: 'authorization_code', token: 'implicit' };
+const RESPONSE_TYPE_GRANTS: ReadonlyMap<string, string> = new Map([['code', 'authorization_code'], ['token', 'implicit']]);
 
 /** Bounds of what a registration may carry (an unbounded list or URI is stored and shown to operators). */
 export const MAX_REDIRECT_URIS = 20;
@@ -103,15 +103,16 @@ export function readMetadata(body: Record<string, unknown>, kept: readonly strin
     if (!(REGISTRABLE_GRANTS as readonly string[]).includes(grant) && !kept.includes(grant))
       bad('grant_types', `${grant} cannot be registered (registrable: ${REGISTRABLE_GRANTS.join(', ')}); ask the operator of this gatehouse`);
   // Absent: the response types of the grants asked for (RFC 7591 §2.1 says `code`, which only the code grant can use).
-  const responseTypes = optionalStrings(body, 'response_types') ?? Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => grantTypes.includes(grant)).map(([type]) => type);
+  const responseTypes = optionalStrings(body, 'response_types') ?? [...RESPONSE_TYPE_GRANTS].filter(([, grant]) => grantTypes.includes(grant)).map(([type]) => type);
   const method = optionalString(body, 'token_endpoint_auth_method') ?? 'client_secret_basic';
   if (!(AUTH_METHODS as readonly string[]).includes(method)) bad('token_endpoint_auth_method', `${method} is not supported (supported: ${AUTH_METHODS.join(', ')})`);
   for (const type of responseTypes) {
-    const grant = RESPONSE_TYPE_GRANTS[type];
-    if (!grant) bad('response_types', `${type} is not one of ${Object.keys(RESPONSE_TYPE_GRANTS).join(', ')}`);
-    if (!grantTypes.includes(grant)) bad('response_types', `${type} needs the grant ${grant} in grant_types`);
+    // A Map: `__proto__` or `constructor` is an unknown type, not an object's property.
+    const grant = RESPONSE_TYPE_GRANTS.get(type);
+    if (!grant) bad('response_types', `${type} is not one of ${[...RESPONSE_TYPE_GRANTS.keys()].join(', ')}`);
+    if (!grantTypes.includes(grant!)) bad('response_types', `${type} needs the grant ${grant} in grant_types`);
   }
-  for (const [type, grant] of Object.entries(RESPONSE_TYPE_GRANTS))
+  for (const [type, grant] of RESPONSE_TYPE_GRANTS)
     if (grantTypes.includes(grant) && !responseTypes.includes(type)) bad('response_types', `the grant ${grant} needs the response type ${type}`);
   const scope = optionalString(body, 'scope');
   if (scope !== undefined && scope.split(/\s+/).includes('admin')) bad('scope', 'admin cannot be registered: ask the operator of this gatehouse for a client with the admin scope');
@@ -145,7 +146,7 @@ export function describeRegistration(client: Client, registration: Pick<ClientRe
     ...(client.uri ? { client_uri: client.uri } : {}),
     redirect_uris: client.redirectUris,
     grant_types: client.grantTypes,
-    response_types: Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => client.grantTypes.includes(grant as never)).map(([type]) => type),
+    response_types: [...RESPONSE_TYPE_GRANTS].filter(([, grant]) => client.grantTypes.includes(grant as never)).map(([type]) => type),
     token_endpoint_auth_method: registration.auth_method,
     ...(client.scope !== null ? { scope: client.scope } : {}),
     ...(client.requirePar ? { require_pushed_authorization_requests: true } : {}),
