@@ -280,6 +280,23 @@ describe('open registration', () => {
     assert.equal(narrower.status, 200, 'within what it has: accepted');
   });
 
+  test('attack: a self-registered client\'s client_uri on another host (accounts.google.com) is not shown on the consent page; on its redirect URI\'s host it is', async () => {
+    const consentFor = async (clientUri: string, redirect: string) => {
+      const { body } = await register(server, { redirect_uris: [redirect], token_endpoint_auth_method: 'none', client_uri: clientUri, client_name: 'Look-alike' });
+      const url = `/oauth/authorize?${new URLSearchParams({ client_id: body.client_id, redirect_uri: redirect, response_type: 'code', scope: 'zoos:read', state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: 'S256' })}`;
+      return (await signIn(server, new CookieJar(), `${server.url}${url}`, 'erin', 'erin-password-1')).html;
+    };
+    const spoof = await consentFor('https://accounts.google.com/', CB);
+    assert.match(spoof, /Look-alike/);
+    assert.doesNotMatch(spoof, /Home page|accounts\.google\.com/);
+    const own = await consentFor('https://rp.example/about', CB);
+    assert.match(own, /Home page: <strong class="client">rp\.example<\/strong>/);
+    // An operator's client keeps its home page as the operator set it.
+    await server.cli(['client', 'add', 'operator-home', '--public', '--grant', 'authorization_code', '--redirect-uri', CB, '--uri', 'https://elsewhere.example/']);
+    const url = `/oauth/authorize?${new URLSearchParams({ client_id: 'operator-home', redirect_uri: CB, response_type: 'code', scope: 'zoos:read', state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: 'S256' })}`;
+    assert.match((await signIn(server, new CookieJar(), `${server.url}${url}`, 'erin', 'erin-password-1')).html, /Home page: <strong class="client">elsewhere\.example<\/strong>/);
+  });
+
   test('RFC 7592 attacks: no token, a wrong one, another client\'s, an operator-made client → 401 invalid_token, nothing changed', async () => {
     const { body: a } = await register(server, { redirect_uris: [CB] });
     const { body: b } = await register(server, { redirect_uris: [CB] });

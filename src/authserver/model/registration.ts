@@ -303,3 +303,16 @@ export async function deleteRegistration(ctx: AppContext, clientId: string): Pro
 export async function selfRegisteredClientIds(ctx: AppContext): Promise<Set<string>> {
   return new Set(await registeredClientIds(ctx.store));
 }
+
+/**
+ * The host of a client's home page as the consent page may show it, or null. A client that
+ * registered itself chose its `client_uri` unchecked ("accounts.google.com"): it is shown only when
+ * it is on the host of one of its redirect URIs — where the user's answer goes anyway — as for a
+ * metadata document client (whose home page is checked against its document's host when read).
+ */
+export async function shownHomePageHost(ctx: AppContext, client: Client): Promise<string | null> {
+  if (!client.uri || !URL.canParse(client.uri)) return null;
+  const host = new URL(client.uri).host;
+  if (!(await findClientRegistration(ctx.store, client.id))) return host;
+  return client.redirectUris.some((uri) => URL.canParse(uri) && new URL(uri).host === host) ? host : null;
+}
