@@ -223,6 +223,18 @@ test('attack: a public client starts at most 30 device authorizations in 10 minu
   }
 });
 
+test("a browser app may start a device authorization from a client's origin (CORS, as at the token endpoint)", async () => {
+  await addClient(server, 'tv-web', ['--public', '--grant', DEVICE, '--origin', 'https://tv.example']);
+  const preflight = await server.fetch('/oauth/device_authorization', { method: 'OPTIONS', headers: { origin: 'https://tv.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://tv.example');
+  const started = await server.fetch('/oauth/device_authorization', { method: 'POST', headers: { origin: 'https://tv.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=tv-web&scope=zoos%3Aread' });
+  assert.equal(started.status, 200);
+  assert.equal(started.headers.get('access-control-allow-origin'), 'https://tv.example');
+  const elsewhere = await server.fetch('/oauth/device_authorization', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+  assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
+});
+
 test('admin: the console offers the grant and registers a client with it', async () => {
   await addUser(server, 'root', 'root-password-1');
   assert.equal((await server.cli(['user', 'admin', 'root', 'on'])).status, 0);

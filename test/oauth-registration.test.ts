@@ -297,6 +297,23 @@ describe('open registration', () => {
     assert.match((await signIn(server, new CookieJar(), `${server.url}${url}`, 'erin', 'erin-password-1')).html, /Home page: <strong class="client">elsewhere\.example<\/strong>/);
   });
 
+  test('a browser app (an MCP client in a page) may register itself and manage its registration from any origin (CORS, no credentials)', async () => {
+    const origin = 'https://mcp-client.example';
+    const preflight = await server.fetch('/oauth/register', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/i);
+    assert.equal(preflight.headers.get('access-control-allow-credentials'), null);
+    const made = await server.fetch('/oauth/register', { method: 'POST', headers: { origin, 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ redirect_uris: [CB], token_endpoint_auth_method: 'none' }) });
+    assert.equal(made.status, 201);
+    assert.equal(made.headers.get('access-control-allow-origin'), '*');
+    assert.match(made.headers.get('access-control-expose-headers') ?? '', /Location/);
+    const body = await made.json();
+    const manage = await server.fetch(new URL(body.registration_client_uri).pathname, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization, content-type' } });
+    assert.equal(manage.status, 204);
+    assert.match(manage.headers.get('access-control-allow-methods') ?? '', /PUT/);
+  });
+
   test('RFC 7592 attacks: no token, a wrong one, another client\'s, an operator-made client → 401 invalid_token, nothing changed', async () => {
     const { body: a } = await register(server, { redirect_uris: [CB] });
     const { body: b } = await register(server, { redirect_uris: [CB] });
