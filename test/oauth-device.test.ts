@@ -235,6 +235,26 @@ test("a browser app may start a device authorization from a client's origin (COR
   assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
 });
 
+test('resource indicators (RFC 8707): resource=/mcp at /device_authorization gives a token whose aud is /mcp, and refreshes stay there; an unknown resource is invalid_target', async () => {
+  const mcp = `${server.url}/mcp`;
+  const started = await post(server, 'device_authorization', { client_id: 'tv', scope: 'zoos:read', resource: mcp });
+  assert.equal(started.status, 200, JSON.stringify(started.body));
+  const jar = new CookieJar();
+  const consent = await deviceConsent(server, jar, started.body.user_code, 'dora', 'dora-password-1');
+  assert.equal((await deviceDecide(server, jar, consent, { scope: ['zoos:read'], ttl: 86400 })).status, 200);
+  const tokens = await post(server, 'token', { grant_type: DEVICE, device_code: started.body.device_code, client_id: 'tv' });
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  assert.equal((await introspect(server, tokens.body.access_token, rs)).aud, mcp);
+  const refreshed = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: 'tv' });
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+  assert.equal((await introspect(server, refreshed.body.access_token, rs)).aud, mcp, 'the refresh token keeps the resource');
+  const v1 = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, client_id: 'tv', resource: `${server.url}/v1` });
+  assert.equal(v1.body.error, 'invalid_target', 'not granted for /v1');
+  const unknown = await post(server, 'device_authorization', { client_id: 'tv', scope: 'zoos:read', resource: 'https://evil.example/' });
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error, 'invalid_target');
+});
+
 test('admin: the console offers the grant and registers a client with it', async () => {
   await addUser(server, 'root', 'root-password-1');
   assert.equal((await server.cli(['user', 'admin', 'root', 'on'])).status, 0);
