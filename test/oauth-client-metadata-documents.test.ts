@@ -233,10 +233,44 @@ test('without auth.allowPrivateMetadataHosts a loopback or private host is refus
     ['https://169.254.169.254/latest/meta-data', '169.254.169.254'],
     ['https://[::1]/client.json', '[::1]'],
   ]) {
-    assertRefusedPage(await authorize(inProcess, clientId), host, /not a public address|non-public address/);
-    await assertTokenRefused(inProcess, clientId);
+    const refused = await authorize(inProcess, clientId);
+    assertRefusedPage(refused, host, /could not be used: its address is not allowed/);
+    const body = await assertTokenRefused(inProcess, clientId);
+    // Attack: the caller learns nothing of the network (resolved addresses, ports, errors); the log has it.
+    const reasons = [/could not be used: ([^<]*)/.exec(unescapeHtml(refused.html))![1], String(body.detail.client_id)];
+    for (const text of reasons) assert.doesNotMatch(text, /resolves|non-public|127\.0\.0\.1|::1|ECONN|ENOTFOUND|not a public address/, text);
+    assert.deepEqual(reasons, ['its address is not allowed', 'its address is not allowed']);
   }
   assert.equal(docs.received.length, before, 'nothing reached the document server');
+  assert.match(inProcess.output(), /"reason":"localhost resolves to a non-public address \(127\.0\.0\.1\)","msg":"client metadata document refused"/, 'the log has the whole reason');
+});
+
+test('attack: a name that does not resolve or a closed port says only that it could not be fetched', async () => {
+  for (const clientId of ['https://nowhere.invalid/client.json', `https://127.0.0.1:1/client.json`]) {
+    const own = clientId.includes('127.0.0.1') ? server : inProcess;
+    const refused = await authorize(own, clientId);
+    assert.equal(refused.status, 400);
+    const text = unescapeHtml(refused.html);
+    assert.match(text, /could not be used: it could not be fetched/);
+    assert.equal(/could not be used: ([^<]*)/.exec(text)![1], 'it could not be fetched', 'no errno, address or port');
+  }
+});
+
+test('attack: a fresh client_id URL each time: at most 30 documents fetched for one IP in 10 minutes (429, nothing fetched)', async () => {
+  const own = await startApp();
+  try {
+    for (let i = 0; i < 30; i++) assert.equal((await authorize(own, `https://127.0.0.1/fresh-${i}.json`)).status, 400, `fetch ${i + 1}`);
+    // Remembered (the failure cache): not fetched again, not counted.
+    assert.equal((await authorize(own, 'https://127.0.0.1/fresh-0.json')).status, 400);
+    const throttled = await authorize(own, 'https://127.0.0.1/fresh-30.json');
+    assert.equal(throttled.status, 429);
+    const token = await post(own, 'token', { grant_type: 'authorization_code', client_id: 'https://127.0.0.1/fresh-31.json', code: 'x', redirect_uri: CB, code_verifier: 'x'.repeat(43) });
+    assert.equal(token.status, 429);
+    assert.equal(token.body.error, 'too_many_requests');
+    assert.ok(Number(token.headers.get('retry-after')) > 0);
+  } finally {
+    await own.cleanup();
+  }
 });
 
 test('the operators\' views (admin API, console: findClient with fresh) see no stored client for a URL, and fetch nothing', async () => {

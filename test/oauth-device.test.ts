@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { startApp, type InProcessApp } from './helpers/app.js';
+import { sqlOf } from '../src/platform/store/sql.js';
 import { CookieJar, addClient, addUser, basic, hiddenField, introspect, page, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 import { deviceConsent, deviceDecide } from './helpers/device.js';
 import { listGrants } from '../src/authserver/tokens.js';
@@ -199,6 +200,59 @@ test('expired: expired_token at the token endpoint, a clear page at /device; wro
   } finally {
     await short.cleanup();
   }
+});
+
+test('attack: a public client starts at most 30 device authorizations in 10 minutes from one IP (429, Retry-After, nothing stored); a confidential client is not throttled', async () => {
+  const own = await startApp();
+  try {
+    await addClient(own, 'tv', ['--public', '--grant', DEVICE]);
+    const conf = await addClient(own, 'cli', ['--grant', DEVICE]);
+    const count = async () => Number((await sqlOf(own.ctx.store).selectFrom('device_codes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    // Refused for its scope: nothing stored, not counted.
+    for (let i = 0; i < 3; i++) assert.equal((await post(own, 'device_authorization', { client_id: 'tv', scope: 'penguins:read' })).status, 400);
+    for (let i = 0; i < 30; i++) assert.equal((await post(own, 'device_authorization', { client_id: 'tv', scope: 'zoos:read' })).status, 200, `start ${i + 1}`);
+    const stored = await count();
+    const res = await post(own, 'device_authorization', { client_id: 'tv', scope: 'zoos:read' });
+    assert.equal(res.status, 429);
+    assert.equal(res.body.error, 'too_many_requests');
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+    assert.equal(await count(), stored, 'nothing stored');
+    for (let i = 0; i < 35; i++) assert.equal((await post(own, 'device_authorization', { scope: 'zoos:read' }, { auth: basic('cli', conf.client_secret!) })).status, 200, `confidential start ${i + 1}`);
+  } finally {
+    await own.cleanup();
+  }
+});
+
+test("a browser app may start a device authorization from a client's origin (CORS, as at the token endpoint)", async () => {
+  await addClient(server, 'tv-web', ['--public', '--grant', DEVICE, '--origin', 'https://tv.example']);
+  const preflight = await server.fetch('/oauth/device_authorization', { method: 'OPTIONS', headers: { origin: 'https://tv.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://tv.example');
+  const started = await server.fetch('/oauth/device_authorization', { method: 'POST', headers: { origin: 'https://tv.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=tv-web&scope=zoos%3Aread' });
+  assert.equal(started.status, 200);
+  assert.equal(started.headers.get('access-control-allow-origin'), 'https://tv.example');
+  const elsewhere = await server.fetch('/oauth/device_authorization', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+  assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
+});
+
+test('resource indicators (RFC 8707): resource=/mcp at /device_authorization gives a token whose aud is /mcp, and refreshes stay there; an unknown resource is invalid_target', async () => {
+  const mcp = `${server.url}/mcp`;
+  const started = await post(server, 'device_authorization', { client_id: 'tv', scope: 'zoos:read', resource: mcp });
+  assert.equal(started.status, 200, JSON.stringify(started.body));
+  const jar = new CookieJar();
+  const consent = await deviceConsent(server, jar, started.body.user_code, 'dora', 'dora-password-1');
+  assert.equal((await deviceDecide(server, jar, consent, { scope: ['zoos:read'], ttl: 86400 })).status, 200);
+  const tokens = await post(server, 'token', { grant_type: DEVICE, device_code: started.body.device_code, client_id: 'tv' });
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  assert.equal((await introspect(server, tokens.body.access_token, rs)).aud, mcp);
+  const refreshed = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: 'tv' });
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+  assert.equal((await introspect(server, refreshed.body.access_token, rs)).aud, mcp, 'the refresh token keeps the resource');
+  const v1 = await post(server, 'token', { grant_type: 'refresh_token', refresh_token: refreshed.body.refresh_token, client_id: 'tv', resource: `${server.url}/v1` });
+  assert.equal(v1.body.error, 'invalid_target', 'not granted for /v1');
+  const unknown = await post(server, 'device_authorization', { client_id: 'tv', scope: 'zoos:read', resource: 'https://evil.example/' });
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error, 'invalid_target');
 });
 
 test('admin: the console offers the grant and registers a client with it', async () => {

@@ -397,3 +397,40 @@ test('auth.requirePushedAuthorizationRequests: every client must push; the metad
     await strict.cleanup();
   }
 });
+
+test('attack: a push over 16 KiB is 413 and stores nothing; parameters no authorization request reads are dropped before storing (resource repeats kept)', async () => {
+  const before = await pushedCount();
+  const { challenge } = pkcePair();
+  const base = { response_type: 'code', redirect_uri: CB, scope: 'zoos:read', state: 'st', code_challenge: challenge, code_challenge_method: 'S256' };
+  const big = await post(server, 'par', { ...base, padding: 'x'.repeat(17_000) }, { auth: rpAuth() });
+  assert.equal(big.status, 413);
+  assert.equal(await pushedCount(), before, 'nothing stored');
+  const raw = `${new URLSearchParams({ ...base, junk: 'y'.repeat(10_000), other_junk: 'z' })}&resource=${encodeURIComponent(`${server.url}/v1`)}&resource=${encodeURIComponent(`${server.url}/v1`)}`;
+  const r = await post(server, 'par', {}, { auth: rpAuth(), raw });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const rows = await sqlOf(server.ctx.store).selectFrom('pushed_requests').select(['params']).where('client_id', '=', 'rp').orderBy('created_at', 'desc').execute();
+  const stored = JSON.parse(rows[0].params) as [string, string][];
+  assert.deepEqual(stored.map(([name]) => name).sort(), ['client_id', 'code_challenge', 'code_challenge_method', 'redirect_uri', 'resource', 'resource', 'response_type', 'scope', 'state']);
+});
+
+test('attack: a public client pushes at most 30 requests in 10 minutes from one IP (429, Retry-After, nothing stored); a confidential client is not throttled', async () => {
+  const own = await startApp();
+  try {
+    await addClient(own, 'spa', ['--public', '--grant', 'authorization_code', '--redirect-uri', CB]);
+    const conf = await addClient(own, 'web', ['--grant', 'authorization_code', '--redirect-uri', CB]);
+    const count = async () => Number((await sqlOf(own.ctx.store).selectFrom('pushed_requests').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const params = () => ({ response_type: 'code', redirect_uri: CB, code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+    // A refused push (bad parameters) stores nothing and does not count.
+    for (let i = 0; i < 5; i++) assert.equal((await post(own, 'par', { ...params(), client_id: 'spa', redirect_uri: 'https://evil.example/' })).status, 400);
+    for (let i = 0; i < 30; i++) assert.equal((await post(own, 'par', { ...params(), client_id: 'spa' })).status, 201, `push ${i + 1}`);
+    const stored = await count();
+    const res = await post(own, 'par', { ...params(), client_id: 'spa' });
+    assert.equal(res.status, 429);
+    assert.equal(res.body.error, 'too_many_requests');
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+    assert.equal(await count(), stored, 'nothing stored');
+    for (let i = 0; i < 35; i++) assert.equal((await post(own, 'par', params(), { auth: basic('web', conf.client_secret!) })).status, 201, `confidential push ${i + 1}`);
+  } finally {
+    await own.cleanup();
+  }
+});

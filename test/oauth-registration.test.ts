@@ -80,15 +80,40 @@ describe('open registration', () => {
     assert.match(decodeURIComponent(location), /code_challenge/);
   });
 
-  test('oauth4webapi registers a confidential client (client_secret_post) with client_credentials, which gets a token', async () => {
+  test('attack: a client cannot register itself for client_credentials, password or implicit (POST or PUT); nothing made', async () => {
+    const before = await clientCount(server);
+    for (const body of [
+      { grant_types: ['client_credentials'] },
+      { grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read' },
+      { redirect_uris: [CB], grant_types: ['authorization_code', 'password'] },
+      { redirect_uris: [CB], grant_types: ['implicit'], response_types: ['token'] },
+    ]) {
+      const res = await register(server, body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.error, 'invalid_client_metadata');
+      assert.match(res.body.error_description, /^grant_types: .* cannot be registered \(registrable: authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:device_code\)/);
+    }
+    assert.equal(await clientCount(server), before);
+    const { body: made } = await register(server, { redirect_uris: [CB] });
+    const put = await server.json('PUT', new URL(made.registration_client_uri).pathname, { client_id: made.client_id, redirect_uris: [CB], grant_types: ['authorization_code', 'client_credentials'] }, { authorization: `Bearer ${made.registration_access_token}` });
+    assert.equal(put.status, 400);
+    assert.equal(put.body.error, 'invalid_client_metadata');
+    assert.ok('grant_types' in put.body.detail);
+    assert.deepEqual((await findClient(server.ctx, made.client_id, true))?.grantTypes, ['authorization_code']);
+    const device = await register(server, { grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], token_endpoint_auth_method: 'none' });
+    assert.equal(device.status, 201, JSON.stringify(device.body));
+  });
+
+  test('oauth4webapi registers a confidential client (client_secret_post); widened by the operator to client_credentials, it gets a token', async () => {
     const registered = await oauth.processDynamicClientRegistrationResponse(
-      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Backend', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read', contacts: ['ops@example.org'], software_id: 'ignored' }, opts(server)),
+      await oauth.dynamicClientRegistrationRequest(as, { client_name: 'Backend', redirect_uris: [CB], token_endpoint_auth_method: 'client_secret_post', scope: 'orders:read', contacts: ['ops@example.org'], software_id: 'ignored' }, opts(server)),
     );
     assert.ok(registered.client_secret && String(registered.client_secret).length >= 43);
     assert.equal(registered.client_secret_expires_at, 0);
     assert.deepEqual(registered.contacts, ['ops@example.org']);
-    assert.deepEqual(registered.response_types, [], 'no redirect grant, no response type');
+    assert.deepEqual(registered.response_types, ['code']);
     assert.equal(registered.software_id, undefined, 'unknown metadata is ignored, not echoed');
+    await updateClient(server.ctx, registered.client_id, { grantTypes: ['authorization_code', 'client_credentials'] });
     const client: oauth.Client = { client_id: registered.client_id };
     const tokens = await oauth.processClientCredentialsResponse(as, client, await oauth.clientCredentialsGrantRequest(as, client, oauth.ClientSecretPost(String(registered.client_secret)), { scope: 'orders:read' }, opts(server)));
     assert.equal(tokens.scope, 'orders:read');
@@ -128,6 +153,12 @@ describe('open registration', () => {
     ['a client name of 101 characters', { redirect_uris: [CB], client_name: 'x'.repeat(101) }, 'invalid_client_metadata', 'client_name'],
     ['a javascript: client_uri', { redirect_uris: [CB], client_uri: 'javascript:alert(1)' }, 'invalid_client_metadata', 'client_uri'],
     ['contacts not strings', { redirect_uris: [CB], contacts: [1] }, 'invalid_client_metadata', 'contacts'],
+    ['a response type __proto__', { redirect_uris: [CB], response_types: ['__proto__'] }, 'invalid_client_metadata', 'response_types: __proto__ is not one of code, token'],
+    ['a response type constructor', { redirect_uris: [CB], response_types: ['code', 'constructor'] }, 'invalid_client_metadata', 'response_types: constructor is not one of code, token'],
+    ['21 redirect URIs', { redirect_uris: Array.from({ length: 21 }, (_, i) => `${CB}${i}`) }, 'invalid_redirect_uri', 'redirect_uris'],
+    ['a redirect URI of 2,001 characters', { redirect_uris: [`${CB}?${'a'.repeat(2001 - CB.length - 1)}`] }, 'invalid_redirect_uri', 'redirect_uris'],
+    ['a client_uri of 2,001 characters', { redirect_uris: [CB], client_uri: `https://${'a'.repeat(1985)}.example/` }, 'invalid_client_metadata', 'client_uri'],
+    ['11 contacts', { redirect_uris: [CB], contacts: Array.from({ length: 11 }, (_, i) => `c${i}@example.org`) }, 'invalid_client_metadata', 'contacts'],
     ['require_pushed_authorization_requests not a boolean', { redirect_uris: [CB], require_pushed_authorization_requests: 'yes' }, 'invalid_client_metadata', 'require_pushed_authorization_requests'],
   ];
   for (const [what, body, error, field] of refusals)
@@ -136,10 +167,22 @@ describe('open registration', () => {
       const res = await register(server, body);
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.error, error);
-      assert.match(res.body.error_description, new RegExp(`^${field}: `));
-      assert.ok(field in res.body.detail, JSON.stringify(res.body.detail));
+      const [name] = field.split(':');
+      assert.match(res.body.error_description, new RegExp(`^${field.includes(':') ? field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : `${field}: `}`));
+      assert.ok(name in res.body.detail, JSON.stringify(res.body.detail));
       assert.equal(await clientCount(server), before);
     });
+
+  test('attack: a body over 16 KiB is 413 (POST and PUT), nothing made; 20 redirect URIs of 600 characters fit', async () => {
+    const before = await clientCount(server);
+    const big = await register(server, { redirect_uris: Array.from({ length: 15 }, (_, i) => `${CB}${i}?${'a'.repeat(1500)}`) });
+    assert.equal(big.status, 413);
+    assert.equal(await clientCount(server), before);
+    const fits = await register(server, { redirect_uris: Array.from({ length: 20 }, (_, i) => `${CB}${i}?${'a'.repeat(600)}`), client_uri: `${CB}?${'b'.repeat(1900)}` });
+    assert.equal(fits.status, 201, JSON.stringify(fits.body));
+    const put = await server.json('PUT', new URL(fits.body.registration_client_uri).pathname, { client_id: fits.body.client_id, redirect_uris: [CB], client_name: 'x'.repeat(17_000) }, { authorization: `Bearer ${fits.body.registration_access_token}` });
+    assert.equal(put.status, 413);
+  });
 
   test('refused, nothing made: malformed JSON, a JSON array, a form body, text', async () => {
     const before = await clientCount(server);
@@ -158,7 +201,9 @@ describe('open registration', () => {
   });
 
   test('RFC 7592: GET reads, PUT replaces under the same rules, DELETE removes the client and its tokens', async () => {
-    const { body: made } = await register(server, { redirect_uris: [CB], client_name: 'Mine', grant_types: ['authorization_code', 'client_credentials'], scope: 'orders:read' });
+    const { body: made } = await register(server, { redirect_uris: [CB], client_name: 'Mine', grant_types: ['authorization_code'], scope: 'orders:read' });
+    // The operator gives it client_credentials (not registrable); its own PUT may keep that grant.
+    await updateClient(server.ctx, made.client_id, { grantTypes: ['authorization_code', 'client_credentials'] });
     const auth = { authorization: `Bearer ${made.registration_access_token}` };
     const uri = new URL(made.registration_client_uri).pathname;
     const read = await server.json('GET', uri, undefined, auth);
@@ -201,6 +246,72 @@ describe('open registration', () => {
     const introspected = await server.json('GET', '/v1/orders', undefined, { authorization: `Bearer ${token.body.access_token}` });
     assert.equal(introspected.status, 401, 'its tokens ended with it');
     assert.equal((await server.json('GET', uri, undefined, auth)).status, 401, 'its registration access token ended with it');
+  });
+
+  test('attack: a client\'s PUT cannot undo the operator\'s restrictions (scope, PAR, DPoP) nor widen its grants or scope', async () => {
+    const { body: made } = await register(server, { redirect_uris: [CB], grant_types: ['authorization_code'] });
+    await updateClient(server.ctx, made.client_id, { scope: 'zoos:read', requirePar: true, dpopBound: true });
+    const uri = new URL(made.registration_client_uri).pathname;
+    const auth = { authorization: `Bearer ${made.registration_access_token}` };
+    const omitted = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB] }, auth);
+    assert.equal(omitted.status, 200, JSON.stringify(omitted.body));
+    let stored = await findClient(server.ctx, made.client_id, true);
+    assert.equal(stored?.scope, 'zoos:read', 'omitted: the current scope stays, not every scope');
+    assert.equal(stored?.requirePar, true);
+    assert.equal(stored?.dpopBound, true);
+    const off = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], require_pushed_authorization_requests: false, dpop_bound_access_tokens: false }, auth);
+    assert.equal(off.status, 200);
+    stored = await findClient(server.ctx, made.client_id, true);
+    assert.equal(stored?.requirePar, true, 'PAR stays required');
+    assert.equal(stored?.dpopBound, true, 'DPoP stays required');
+    for (const [body, field] of [
+      [{ scope: 'zoos:read zoos:write' }, 'scope'],
+      [{ grant_types: ['authorization_code', 'refresh_token'] }, 'grant_types'],
+    ] as const) {
+      const res = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], ...body }, auth);
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error, 'invalid_client_metadata');
+      assert.match(res.body.error_description, new RegExp(`^${field}: .* is more than this client has`));
+    }
+    stored = await findClient(server.ctx, made.client_id, true);
+    assert.equal(stored?.scope, 'zoos:read');
+    assert.deepEqual(stored?.grantTypes, ['authorization_code']);
+    const narrower = await server.json('PUT', uri, { client_id: made.client_id, redirect_uris: [CB], scope: 'zoos:read' }, auth);
+    assert.equal(narrower.status, 200, 'within what it has: accepted');
+  });
+
+  test('attack: a self-registered client\'s client_uri on another host (accounts.google.com) is not shown on the consent page; on its redirect URI\'s host it is', async () => {
+    const consentFor = async (clientUri: string, redirect: string) => {
+      const { body } = await register(server, { redirect_uris: [redirect], token_endpoint_auth_method: 'none', client_uri: clientUri, client_name: 'Look-alike' });
+      const url = `/oauth/authorize?${new URLSearchParams({ client_id: body.client_id, redirect_uri: redirect, response_type: 'code', scope: 'zoos:read', state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: 'S256' })}`;
+      return (await signIn(server, new CookieJar(), `${server.url}${url}`, 'erin', 'erin-password-1')).html;
+    };
+    const spoof = await consentFor('https://accounts.google.com/', CB);
+    assert.match(spoof, /Look-alike/);
+    assert.doesNotMatch(spoof, /Home page|accounts\.google\.com/);
+    const own = await consentFor('https://rp.example/about', CB);
+    assert.match(own, /Home page: <strong class="client">rp\.example<\/strong>/);
+    // An operator's client keeps its home page as the operator set it.
+    await server.cli(['client', 'add', 'operator-home', '--public', '--grant', 'authorization_code', '--redirect-uri', CB, '--uri', 'https://elsewhere.example/']);
+    const url = `/oauth/authorize?${new URLSearchParams({ client_id: 'operator-home', redirect_uri: CB, response_type: 'code', scope: 'zoos:read', state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(oauth.generateRandomCodeVerifier()), code_challenge_method: 'S256' })}`;
+    assert.match((await signIn(server, new CookieJar(), `${server.url}${url}`, 'erin', 'erin-password-1')).html, /Home page: <strong class="client">elsewhere\.example<\/strong>/);
+  });
+
+  test('a browser app (an MCP client in a page) may register itself and manage its registration from any origin (CORS, no credentials)', async () => {
+    const origin = 'https://mcp-client.example';
+    const preflight = await server.fetch('/oauth/register', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization/i);
+    assert.equal(preflight.headers.get('access-control-allow-credentials'), null);
+    const made = await server.fetch('/oauth/register', { method: 'POST', headers: { origin, 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ redirect_uris: [CB], token_endpoint_auth_method: 'none' }) });
+    assert.equal(made.status, 201);
+    assert.equal(made.headers.get('access-control-allow-origin'), '*');
+    assert.match(made.headers.get('access-control-expose-headers') ?? '', /Location/);
+    const body = await made.json();
+    const manage = await server.fetch(new URL(body.registration_client_uri).pathname, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'authorization, content-type' } });
+    assert.equal(manage.status, 204);
+    assert.match(manage.headers.get('access-control-allow-methods') ?? '', /PUT/);
   });
 
   test('RFC 7592 attacks: no token, a wrong one, another client\'s, an operator-made client → 401 invalid_token, nothing changed', async () => {
@@ -295,12 +406,13 @@ describe('registration with an initial access token', () => {
     assert.equal(await clientCount(server), before + 2);
   });
 
-  test('openid-client registers a confidential client with an initial access token, which gets a client_credentials token', async () => {
+  test('openid-client registers a confidential client with an initial access token; widened by the operator, it gets a client_credentials token', async () => {
     const { token } = await createRegistrationToken(server.ctx, {}, null);
     const inProcess = ((url: string, init: RequestInit) => server.fetch(url, init as object)) as unknown as openid.CustomFetch;
-    const config = await openid.dynamicClientRegistration(new URL(server.url), { client_name: 'Reporter', grant_types: ['client_credentials'], scope: 'orders:read' }, undefined, { initialAccessToken: token, [openid.customFetch]: inProcess } as openid.DynamicClientRegistrationRequestOptions);
+    const config = await openid.dynamicClientRegistration(new URL(server.url), { client_name: 'Reporter', redirect_uris: [CB], scope: 'orders:read' }, undefined, { initialAccessToken: token, [openid.customFetch]: inProcess } as openid.DynamicClientRegistrationRequestOptions);
     config[openid.customFetch] = inProcess;
     assert.match(config.clientMetadata().client_id, /^reg-/);
+    await updateClient(server.ctx, config.clientMetadata().client_id, { grantTypes: ['authorization_code', 'client_credentials'] });
     const tokens = await openid.clientCredentialsGrant(config, { scope: 'orders:read' });
     assert.equal(tokens.scope, 'orders:read');
   });

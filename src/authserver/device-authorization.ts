@@ -46,7 +46,7 @@ export interface DeviceAuthorization {
 export const devicePagePath = (ctx: AppContext) => `${ctx.config.basePath}${ctx.config.auth.path}/device`;
 
 /** RFC 8628 §3.1–3.2: a new request of `client` for `scope` (already resolved for it). */
-export async function startDeviceAuthorization(ctx: AppContext, client: Client, scope: string[], scopeGiven: boolean): Promise<DeviceAuthorization> {
+export async function startDeviceAuthorization(ctx: AppContext, client: Client, scope: string[], scopeGiven: boolean, resources: string | null = null): Promise<DeviceAuthorization> {
   const now = Date.now();
   const ttl = ctx.config.auth.deviceCodeTtl;
   const deviceCode = randomSecret(32);
@@ -71,6 +71,7 @@ export async function startDeviceAuthorization(ctx: AppContext, client: Client, 
       amr: null,
       used_at: null,
       grant_id: null,
+      resources,
     };
     // A user code still stored (even expired, until the sweeper) is not drawn again.
     if (!(await write(ctx.store, (tx) => insertDeviceCode(tx, row)))) continue;

@@ -187,7 +187,29 @@ export async function userCodeAttempt(ctx: AppContext, ip: string): Promise<{ re
   return { giveBack: taken.giveBack };
 }
 
+/** The windows of what public clients make gatehouse store or fetch, per IP and kind: 30 in 10 minutes. */
+const PUBLIC_PREFIX = 'public:';
+const PUBLIC_WINDOW_MS = 600_000;
+export const PUBLIC_CLIENT_REQUESTS = 30;
+export const PUBLIC_CLIENT_WINDOW_MINUTES = PUBLIC_WINDOW_MS / 60_000;
+
+/**
+ * Counts one request of a public client (no secret: anyone can be one) from `ip` that makes
+ * gatehouse store (`par`: a pushed request, `device`: a device code) or fetch (`metadata`: a
+ * client ID metadata document not cached yet): at most PUBLIC_CLIENT_REQUESTS in 10 minutes, on
+ * every instance together (Redis, else the database). Refused: the seconds to wait (the refused
+ * attempt is not counted). Allowed: `giveBack` takes it back (the request was refused and made nothing).
+ */
+export async function publicClientAttempt(ctx: AppContext, kind: 'par' | 'device' | 'metadata', ip: string): Promise<{ retryAfter: number } | { giveBack(): Promise<void> }> {
+  const taken = await takeAttemptOn(ctx, `${PUBLIC_PREFIX}${kind}:ip:${ip}`, PUBLIC_CLIENT_REQUESTS, PUBLIC_WINDOW_MS);
+  if (!taken.allowed) {
+    await taken.giveBack();
+    return { retryAfter: taken.retryAfter };
+  }
+  return { giveBack: taken.giveBack };
+}
+
 /** Deletes the database windows that closed before `before`. */
 export async function purgeLoginWindows(ctx: AppContext, before: number): Promise<number> {
-  return (await purgeCounters(ctx.store, PREFIX, before - ctx.config.auth.loginThrottle.window * 1000)) + (await purgeCounters(ctx.store, FORMS_PREFIX, before - FORMS_WINDOW_MS)) + (await purgeCounters(ctx.store, DEVICE_PREFIX, before - DEVICE_WINDOW_MS));
+  return (await purgeCounters(ctx.store, PREFIX, before - ctx.config.auth.loginThrottle.window * 1000)) + (await purgeCounters(ctx.store, FORMS_PREFIX, before - FORMS_WINDOW_MS)) + (await purgeCounters(ctx.store, DEVICE_PREFIX, before - DEVICE_WINDOW_MS)) + (await purgeCounters(ctx.store, PUBLIC_PREFIX, before - PUBLIC_WINDOW_MS));
 }

@@ -13,7 +13,8 @@ import { registerOAuthBodyParsers } from './params.js';
 import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
 import { registerRegistrationEndpoints } from './endpoints/registration.js';
-import { parEndpoint } from './endpoints/par.js';
+import { PAR_BODY_LIMIT, parEndpoint } from './endpoints/par.js';
+import { withFetchOrigin } from './model/client-metadata-document.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
 import { deviceGet, devicePost } from './authorize/device.js';
 
@@ -21,6 +22,8 @@ import { deviceGet, devicePost } from './authorize/device.js';
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (oauth) => {
     registerOAuthBodyParsers(oauth);
+    // Client metadata documents fetched in a request are counted per IP and their refusals logged in full.
+    oauth.addHook('preHandler', (request, _reply, done) => withFetchOrigin({ ip: request.ip, log: request.log }, done));
     const base = ctx.config.auth.path;
     routeMethods(oauth, `${base}/authorize`, { GET: authorizeGet(ctx), POST: authorizePost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/account`, { GET: accountGet(ctx), POST: accountPost(ctx) }, { config: { html: true } });
@@ -28,7 +31,7 @@ export async function registerAuthorizationServer(app: FastifyInstance, ctx: App
     routeMethods(oauth, `${base}/revocation`, { POST: revocationEndpoint(ctx) });
     routeMethods(oauth, `${base}/introspection`, { POST: introspectionEndpoint(ctx) });
     // Pushed authorization requests (RFC 9126; docs/oauth.md#pushed-authorization-requests).
-    routeMethods(oauth, `${base}/par`, { POST: parEndpoint(ctx) });
+    routeMethods(oauth, `${base}/par`, { POST: parEndpoint(ctx) }, { bodyLimit: PAR_BODY_LIMIT });
     // The device authorization grant (RFC 8628): the device's request, and the page where the user types its code.
     routeMethods(oauth, `${base}/device_authorization`, { POST: deviceAuthorizationEndpoint(ctx) });
     routeMethods(oauth, `${base}/device`, { GET: deviceGet(ctx), POST: devicePost(ctx) }, { config: { html: true } });

@@ -78,8 +78,9 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     app,
     {
       api: `${config.basePath}/v${config.api.version}`,
-      oauth: ['token', 'revocation', 'userinfo', 'jwks', 'par'].map((endpoint) => `${config.basePath}${config.auth.path}/${endpoint}`),
+      oauth: ['token', 'revocation', 'userinfo', 'jwks', 'par', 'device_authorization'].map((endpoint) => `${config.basePath}${config.auth.path}/${endpoint}`),
       wellKnown: `${config.basePath}/.well-known/`,
+      registration: `${config.basePath}${config.auth.path}/register`,
     },
     registeredOriginCheck(ctx),
   );

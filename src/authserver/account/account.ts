@@ -25,6 +25,7 @@ import { passkeyForm } from '../authorize/factor-views.js';
 import { Readable } from 'node:stream';
 import { deleteAccount, exportAccount } from '../model/account-data.js';
 import { accountDeletedPage } from './account-view.js';
+import { shownHomePageHost } from '../model/registration.js';
 
 // {auth_url}/account: the signed-in user's authorized applications, each revocable, sign out and
 // a password change. Plain server-rendered forms (no script), each POST checked against the
@@ -57,7 +58,7 @@ async function authorizedApps(ctx: AppContext, user: User): Promise<AuthorizedAp
         grantId: g.id,
         clientId: g.client_id,
         clientName: client?.name ?? g.client_id,
-        clientHost: metadataDocumentHost(g.client_id) ?? (client?.uri ? new URL(client.uri).host : null),
+        clientHost: metadataDocumentHost(g.client_id) ?? (client ? await shownHomePageHost(ctx, client) : null),
         scopes: g.scope.split(' ').filter(Boolean).map((s) => scopeLabel(ctx.collections, s)),
         granted: when(created),
         expires: `${when(expires)} (valid for ${describeDuration(Math.round((expires - created) / 1000))})`,

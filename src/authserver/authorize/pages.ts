@@ -14,6 +14,7 @@ import { IDENTITY_LABELS, OPENID_SCOPE, isIdentityScope } from '../oidc/claims.j
 import { passkeySignInOptions } from '../model/passkeys.js';
 import { passkeyForm } from './factor-views.js';
 import { consentPage, type CardView, type ScopeGroup, describeDuration, errorPage, loginPage } from './views.js';
+import { shownHomePageHost } from '../model/registration.js';
 
 // Sending the authorization server's card pages (login, consent, account, errors) on the HTML kit.
 
@@ -175,7 +176,7 @@ export async function renderConsent(ctx: AppContext, request: FastifyRequest, re
       action: req.action,
       accountUrl: `${ctx.config.basePath}${ctx.config.auth.path}/account`,
       clientName: req.client.name,
-      clientHost: req.client.uri ? new URL(req.client.uri).host : null,
+      clientHost: await shownHomePageHost(ctx, req.client),
       clientVerified: req.client.verified,
       clientFrom: metadataDocumentHost(req.client.id),
       clientId: req.client.id,

@@ -71,6 +71,9 @@ export interface AuthorizationRequest extends VerifiedTarget {
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 /** The longest `nonce` or `login_hint` taken (a nonce is stored with the code and copied into the ID token). */
 const MAX_TEXT_PARAMETER = 512;
+
+/** Every parameter an authorization request is read for (readAuthorizationRequest): a pushed request stores these only. */
+export const AUTHORIZATION_PARAMETERS: ReadonlySet<string> = new Set(['client_id', 'redirect_uri', 'state', 'response_type', 'scope', 'code_challenge', 'code_challenge_method', 'prompt', 'max_age', 'nonce', 'login_hint', 'id_token_hint', 'resource', 'request', 'request_uri']);
 /** An ID token of ours is about 1 KB (RS256); a hint ten times that is not one. */
 const MAX_ID_TOKEN_HINT = 10_000;
 const GRANT_OF_RESPONSE_TYPE: ReadonlyMap<string, RedirectGrantType> = new Map(RESPONSE_TYPES);

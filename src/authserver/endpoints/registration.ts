@@ -9,6 +9,7 @@ import { audit } from '../audit.js';
 import { formAttempt } from '../login-throttle.js';
 import {
   REGISTRATIONS_PER_IP_HOUR,
+  REGISTRATION_BODY_LIMIT,
   RegistrationTokenSpent,
   deleteRegistration,
   isCurrentSecret,
@@ -159,7 +160,7 @@ function manage(ctx: AppContext) {
       if (body.client_id !== current.client.id) throw new InvalidClientMetadata('client_id: must be the id of the client being replaced', { client_id: `must be ${current.client.id}` });
       if (body.client_secret !== undefined && !isCurrentSecret(current.client, body.client_secret))
         throw new InvalidClientMetadata('client_secret: must be the current secret or omitted: a registration cannot change it', { client_secret: 'is not the current secret' });
-      const replaced = await asMetadataError(async () => replaceRegistration(ctx, current, readMetadata(body)));
+      const replaced = await asMetadataError(async () => replaceRegistration(ctx, current, readMetadata(body, current.client.grantTypes)));
       if (!replaced) throw new InvalidToken('The registration access token is not valid for this client', { authorization: 'is not the registration access token of this client' });
       audit(ctx, request.log, 'client.registration_changed', { client_id: current.client.id, ip: request.ip });
       return answer(reply, replaced, current.client.id, current.token);
@@ -183,7 +184,8 @@ export async function registerRegistrationEndpoints(app: FastifyInstance, ctx: A
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
     const base = ctx.config.auth.path;
-    routeMethods(scope, `${base}/register`, { POST: register(ctx) });
-    routeMethods(scope, `${base}/register/:id`, manage(ctx));
+    // Client metadata is small: a bigger body is 413 before it is read (docs/oauth.md, the bounds).
+    routeMethods(scope, `${base}/register`, { POST: register(ctx) }, { bodyLimit: REGISTRATION_BODY_LIMIT });
+    routeMethods(scope, `${base}/register/:id`, manage(ctx), { bodyLimit: REGISTRATION_BODY_LIMIT });
   });
 }

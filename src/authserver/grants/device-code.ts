@@ -6,6 +6,7 @@ import { findUserById } from '../model/users.js';
 import { amrOf } from '../oidc/id-token.js';
 import { claimDeviceCode, findDeviceCode, recordPoll } from '../store/device-codes.js';
 import { issueTokens, issuesRefreshTokens } from '../tokens.js';
+import { audienceOf, readTokenResource } from '../resource-request.js';
 import { withAdminRuleNow, type TokenGrant } from './grant.js';
 
 // RFC 8628 §3.4–3.5: the device polls with its device code. While the user has not decided, the
@@ -18,7 +19,7 @@ const UNKNOWN = { device_code: 'is unknown or already used' };
 
 export const deviceCodeGrant: TokenGrant = {
   grantType: DEVICE_CODE_GRANT,
-  parameters: ['device_code'],
+  parameters: ['device_code', 'resource'],
   async handler(ctx, request, { client }, params) {
     const presented = params.require('device_code');
     const row = await findDeviceCode(ctx.store, sha256(presented));
@@ -36,6 +37,8 @@ export const deviceCodeGrant: TokenGrant = {
       });
     }
 
+    // RFC 8707 §2.2: one of the resources of the device authorization request (the API when it named none).
+    const audience = audienceOf(ctx.config, row.resources ?? null, readTokenResource(ctx.config, params));
     const subject = row.subject!;
     const expiresAt = Number(row.grant_expires_at);
     if (expiresAt <= now) throw new InvalidGrant('The validity chosen for this authorization has ended', { device_code: 'authorization expired' });
@@ -48,6 +51,8 @@ export const deviceCodeGrant: TokenGrant = {
       subject,
       grant: { new: { scope, expiresAt } },
       scope,
+      audience,
+      refreshResources: row.resources ?? null,
       refreshScope: issuesRefreshTokens(ctx, client) ? scope : null,
       // Claimed and tied to its grant in one statement: of two racing redemptions exactly one wins.
       claim: (tx, grantId) => claimDeviceCode(tx, row.hash, grantId!, Date.now()),

@@ -1,6 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AppContext } from '../../contract/context.js';
 import { contextCache } from '../../contract/context-cache.js';
-import { InvalidClient } from '../../platform/http/errors.js';
+import { InvalidClient, TooManyRequests } from '../../platform/http/errors.js';
+import { PUBLIC_CLIENT_REQUESTS, PUBLIC_CLIENT_WINDOW_MINUTES, publicClientAttempt } from '../login-throttle.js';
 import { fetchBounded, OutboundFetchFailed } from '../../platform/http/outbound.js';
 import { canonicalScope, grantableUniverse, parseScope } from '../scope-request.js';
 import { ADMIN_SCOPE } from '../../contract/scopes.js';
@@ -29,6 +31,22 @@ const CACHE_MAX_ENTRIES = 1000;
 export const MAX_FETCHES_IN_FLIGHT = 50;
 /** The grants such a client may have: it is a public client redirecting a user. */
 const DOCUMENT_GRANTS: readonly GrantType[] = ['authorization_code', 'refresh_token'];
+
+/** Who asked, in an HTTP request: the fetches a caller can cause are counted per IP, and the whole reason of a refusal goes to its log. */
+export interface FetchOrigin {
+  ip: string;
+  log: { warn(fields: object, message: string): void };
+}
+const origins = new AsyncLocalStorage<FetchOrigin>();
+
+/**
+ * Runs `next` (the rest of an HTTP request: a preHandler hook of the authorization server's
+ * routes) with its caller known to the lookups below, wherever in the request they happen.
+ * Outside a request (the CLI) nothing is counted.
+ */
+export function withFetchOrigin(origin: FetchOrigin, next: () => void): void {
+  origins.run(origin, next);
+}
 
 /** Why a client ID metadata document could not be used; at the token endpoint an `invalid_client`. */
 export class MetadataDocumentRefused extends InvalidClient {
@@ -112,6 +130,15 @@ export async function metadataDocumentClient(ctx: AppContext, clientId: string):
   if (!entry) {
     let pending = cache.inFlight.get(clientId);
     if (!pending) {
+      // A fresh URL each time would make gatehouse fetch without bound: fetches are counted per IP.
+      const origin = origins.getStore();
+      const attempt = origin ? await publicClientAttempt(ctx, 'metadata', origin.ip) : null;
+      if (attempt && 'retryAfter' in attempt)
+        throw new TooManyRequests(attempt.retryAfter, `Too many client metadata documents to fetch for this address (at most ${PUBLIC_CLIENT_REQUESTS} in ${PUBLIC_CLIENT_WINDOW_MINUTES} minutes); retry later`, { client_id: 'too many documents fetched' });
+      pending = cache.inFlight.get(clientId); // another lookup started it meanwhile
+      if (pending) await attempt?.giveBack();
+    }
+    if (!pending) {
       if (cache.inFlight.size >= MAX_FETCHES_IN_FLIGHT) throw new MetadataDocumentRefused(new URL(clientId).host, 'too many documents are being fetched at once; try again in a moment');
       pending = fetchEntry(ctx, clientId).finally(() => cache.inFlight.delete(clientId));
       cache.inFlight.set(clientId, pending);
@@ -148,6 +175,8 @@ async function fetchEntry(ctx: AppContext, clientId: string): Promise<Entry> {
     return { client, refused: null, expiresAt: started + cacheSeconds(res.headers['cache-control']) * 1000 };
   } catch (e) {
     if (!(e instanceof OutboundFetchFailed)) throw e;
+    // The caller sees the reason without addresses or errors of the network; the log has it whole.
+    origins.getStore()?.log.warn({ client_id: clientId, reason: e.detail }, 'client metadata document refused');
     return { client: null, refused: new MetadataDocumentRefused(url.host, e.message), expiresAt: Date.now() + FAILURE_CACHE_SECONDS * 1000 };
   }
 }

@@ -37,8 +37,24 @@ export function registrationPolicy(ctx: AppContext): RegistrationPolicy {
 export const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 
+/**
+ * The grants a client may register itself for (POST and RFC 7592 PUT): those where a user signs
+ * in and consents. `client_credentials` (a token with no user), `password` (no consent page) and
+ * `implicit` are not: an operator widens a registered client to them (admin API or console,
+ * `grant_types`), and its own PUT may then keep them.
+ */
+export const REGISTRABLE_GRANTS = ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
+
 /** Each response type and the grant it needs (RFC 7591 §2.1). */
-const RESPONSE_TYPE_GRANTS: Record<string, string> = { code: 'authorization_code', token: 'implicit' };
+const RESPONSE_TYPE_GRANTS: ReadonlyMap<string, string> = new Map([['code', 'authorization_code'], ['token', 'implicit']]);
+
+/** Bounds of what a registration may carry (an unbounded list or URI is stored and shown to operators). */
+export const MAX_REDIRECT_URIS = 20;
+export const MAX_URI_LENGTH = 2000;
+export const MAX_CONTACTS = 10;
+export const MAX_CLIENT_NAME_LENGTH = 100;
+/** The largest registration request body, in bytes (413 beyond). */
+export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 
 /** How many registrations one IP may attempt an hour (the public forms' windowed counters). */
 export const REGISTRATIONS_PER_IP_HOUR = 20;
@@ -72,29 +88,38 @@ function optionalStrings(body: Record<string, unknown>, field: string): string[]
  * Reads the client metadata of a registration request (RFC 7591 §2) or of its replacement (RFC
  * 7592 §2.2): the fields it knows, their types and defaults; unknown fields are ignored. Throws
  * InvalidInput naming the metadata field; the client rules are checked after, by checkNewClient.
+ * Grants: only REGISTRABLE_GRANTS, and `kept` (a PUT keeps grants an operator gave the client).
  */
-export function readMetadata(body: Record<string, unknown>): RegistrationMetadata {
+export function readMetadata(body: Record<string, unknown>, kept: readonly string[] = []): RegistrationMetadata {
   const redirectUris = optionalStrings(body, 'redirect_uris') ?? [];
+  if (redirectUris.length > MAX_REDIRECT_URIS) bad('redirect_uris', `at most ${MAX_REDIRECT_URIS}`);
+  for (const r of redirectUris) if (r.length > MAX_URI_LENGTH) bad('redirect_uris', `each is at most ${MAX_URI_LENGTH} characters`);
   const name = optionalString(body, 'client_name');
+  if (name !== undefined && name.length > MAX_CLIENT_NAME_LENGTH) bad('client_name', `at most ${MAX_CLIENT_NAME_LENGTH} characters`);
   const uri = optionalString(body, 'client_uri');
+  if (uri !== undefined && uri.length > MAX_URI_LENGTH) bad('client_uri', `at most ${MAX_URI_LENGTH} characters`);
   const grantTypes = optionalStrings(body, 'grant_types') ?? ['authorization_code'];
+  for (const grant of grantTypes)
+    if (!(REGISTRABLE_GRANTS as readonly string[]).includes(grant) && !kept.includes(grant))
+      bad('grant_types', `${grant} cannot be registered (registrable: ${REGISTRABLE_GRANTS.join(', ')}); ask the operator of this gatehouse`);
   // Absent: the response types of the grants asked for (RFC 7591 §2.1 says `code`, which only the code grant can use).
-  const responseTypes = optionalStrings(body, 'response_types') ?? Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => grantTypes.includes(grant)).map(([type]) => type);
+  const responseTypes = optionalStrings(body, 'response_types') ?? [...RESPONSE_TYPE_GRANTS].filter(([, grant]) => grantTypes.includes(grant)).map(([type]) => type);
   const method = optionalString(body, 'token_endpoint_auth_method') ?? 'client_secret_basic';
   if (!(AUTH_METHODS as readonly string[]).includes(method)) bad('token_endpoint_auth_method', `${method} is not supported (supported: ${AUTH_METHODS.join(', ')})`);
   for (const type of responseTypes) {
-    const grant = RESPONSE_TYPE_GRANTS[type];
-    if (!grant) bad('response_types', `${type} is not one of ${Object.keys(RESPONSE_TYPE_GRANTS).join(', ')}`);
-    if (!grantTypes.includes(grant)) bad('response_types', `${type} needs the grant ${grant} in grant_types`);
+    // A Map: `__proto__` or `constructor` is an unknown type, not an object's property.
+    const grant = RESPONSE_TYPE_GRANTS.get(type);
+    if (!grant) bad('response_types', `${type} is not one of ${[...RESPONSE_TYPE_GRANTS.keys()].join(', ')}`);
+    if (!grantTypes.includes(grant!)) bad('response_types', `${type} needs the grant ${grant} in grant_types`);
   }
-  for (const [type, grant] of Object.entries(RESPONSE_TYPE_GRANTS))
+  for (const [type, grant] of RESPONSE_TYPE_GRANTS)
     if (grantTypes.includes(grant) && !responseTypes.includes(type)) bad('response_types', `the grant ${grant} needs the response type ${type}`);
   const scope = optionalString(body, 'scope');
   if (scope !== undefined && scope.split(/\s+/).includes('admin')) bad('scope', 'admin cannot be registered: ask the operator of this gatehouse for a client with the admin scope');
   const requirePar = body.require_pushed_authorization_requests ?? false;
   if (typeof requirePar !== 'boolean') bad('require_pushed_authorization_requests', 'must be true or false');
   const contacts = optionalStrings(body, 'contacts') ?? [];
-  if (contacts.length > 10) bad('contacts', 'at most 10');
+  if (contacts.length > MAX_CONTACTS) bad('contacts', `at most ${MAX_CONTACTS}`);
   for (const c of contacts) if (c.trim() === '' || c.length > 254) bad('contacts', 'each is 1-254 characters (an e-mail address)');
   return {
     client: {
@@ -121,7 +146,7 @@ export function describeRegistration(client: Client, registration: Pick<ClientRe
     ...(client.uri ? { client_uri: client.uri } : {}),
     redirect_uris: client.redirectUris,
     grant_types: client.grantTypes,
-    response_types: Object.entries(RESPONSE_TYPE_GRANTS).filter(([, grant]) => client.grantTypes.includes(grant as never)).map(([type]) => type),
+    response_types: [...RESPONSE_TYPE_GRANTS].filter(([, grant]) => client.grantTypes.includes(grant as never)).map(([type]) => type),
     token_endpoint_auth_method: registration.auth_method,
     ...(client.scope !== null ? { scope: client.scope } : {}),
     ...(client.requirePar ? { require_pushed_authorization_requests: true } : {}),
@@ -226,13 +251,14 @@ export async function openRegistration(ctx: AppContext, clientId: string, token:
 
 /**
  * RFC 7592 §2.2: replaces the client's metadata (what is omitted goes back to its default), under
- * the same rules. The type (public or confidential) stays; a change by the client itself takes
- * back the operator's verification. Null when the client is gone meanwhile.
+ * the same rules, never wider than the client is (notWider: an operator's restriction stays). The
+ * type (public or confidential) stays; a change by the client itself takes back the operator's
+ * verification. Null when the client is gone meanwhile.
  */
 export async function replaceRegistration(ctx: AppContext, current: { client: Client }, metadata: RegistrationMetadata): Promise<Record<string, unknown> | null> {
   if (metadata.client.public !== current.client.public)
     bad('token_endpoint_auth_method', current.client.public ? 'a public client (none) cannot become confidential: register a new client' : 'a confidential client cannot become public (none): register a new client');
-  const c = metadata.client;
+  const c = { ...metadata.client, ...notWider(current.client, metadata.client) };
   const row: Pick<ClientRegistrationRow, 'auth_method' | 'contacts'> = { auth_method: metadata.authMethod, contacts: JSON.stringify(metadata.contacts) };
   const updated = await updateClient(
     ctx,
@@ -242,6 +268,25 @@ export async function replaceRegistration(ctx: AppContext, current: { client: Cl
     async (tx, client) => updateClientRegistration(tx, client.id, row),
   );
   return updated ? describeRegistration(updated, row) : null;
+}
+
+/**
+ * What a client's own replacement may not do: widen what it has, which the operator may have
+ * narrowed. Its scope stays within the current one (omitted: the current one; none current: no
+ * ceiling), its grants within its grants, and PAR (DPoP is not registration metadata: it stays)
+ * stays required once required. A wider ask is InvalidInput naming the field.
+ */
+function notWider(current: Client, asked: RegistrationMetadata['client']): Pick<RegistrationMetadata['client'], 'scope' | 'requirePar'> {
+  const wider = asked.grantTypes.filter((g) => !(current.grantTypes as readonly string[]).includes(g));
+  if (wider.length) bad('grant_types', `${wider.join(', ')} is more than this client has (${current.grantTypes.join(', ')}); ask the operator of this gatehouse`);
+  let scope = asked.scope ?? current.scope;
+  if (current.scope !== null && scope !== null) {
+    const has = new Set(current.scope.split(' '));
+    const more = scope.trim().split(/\s+/).filter((s) => !has.has(s));
+    if (more.length) bad('scope', `${more.join(' ')} is more than this client has (${current.scope}); ask the operator of this gatehouse`);
+    scope = scope.trim();
+  }
+  return { scope, requirePar: current.requirePar || asked.requirePar === true };
 }
 
 /** RFC 7592 §2.2: a replacement may carry the client's secret, which must then be the current one (compared in constant time). */
@@ -257,4 +302,17 @@ export async function deleteRegistration(ctx: AppContext, clientId: string): Pro
 /** The ids of the clients that registered themselves (the console marks them "registered by itself"). */
 export async function selfRegisteredClientIds(ctx: AppContext): Promise<Set<string>> {
   return new Set(await registeredClientIds(ctx.store));
+}
+
+/**
+ * The host of a client's home page as the consent page may show it, or null. A client that
+ * registered itself chose its `client_uri` unchecked ("accounts.google.com"): it is shown only when
+ * it is on the host of one of its redirect URIs — where the user's answer goes anyway — as for a
+ * metadata document client (whose home page is checked against its document's host when read).
+ */
+export async function shownHomePageHost(ctx: AppContext, client: Client): Promise<string | null> {
+  if (!client.uri || !URL.canParse(client.uri)) return null;
+  const host = new URL(client.uri).host;
+  if (!(await findClientRegistration(ctx.store, client.id))) return host;
+  return client.redirectUris.some((uri) => URL.canParse(uri) && new URL(uri).host === host) ? host : null;
 }

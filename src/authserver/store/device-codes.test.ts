@@ -28,6 +28,7 @@ const row = (hash: string, userCodeHash: string, now: number): DeviceCodeRow => 
   amr: null,
   used_at: null,
   grant_id: null,
+  resources: null,
 });
 
 async function onceEach(store: Store) {

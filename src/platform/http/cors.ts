@@ -25,6 +25,11 @@ export interface CorsPaths {
   oauth: string[];
   /** `/.well-known/` (with the base path). */
   wellKnown: string;
+  /**
+   * Dynamic client registration (RFC 7591/7592: `{auth_url}/register` and `…/register/{id}`, with
+   * the base path): any origin, since the client registering itself has no registered origin yet.
+   */
+  registration?: string;
 }
 
 const SKIP: FastifyCorsOptions = { origin: false };
@@ -41,6 +46,15 @@ const OAUTH: FastifyCorsOptions = {
   methods: 'GET, POST',
   allowedHeaders: 'Authorization, Content-Type, DPoP',
   exposedHeaders: 'WWW-Authenticate, Retry-After',
+  maxAge: CORS_MAX_AGE,
+};
+
+/** Registration: any origin (no credentials mode; its tokens are bearer tokens the caller holds), the methods of RFC 7591/7592. */
+const REGISTRATION: FastifyCorsOptions = {
+  origin: '*',
+  methods: 'GET, POST, PUT, DELETE',
+  allowedHeaders: 'Authorization, Content-Type',
+  exposedHeaders: 'Location, WWW-Authenticate, Retry-After',
   maxAge: CORS_MAX_AGE,
 };
 
@@ -64,6 +78,7 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
     if (request.method === 'OPTIONS' && !preflight) return { options: SKIP };
     const path = pathOf(request.url);
     if (path.startsWith(paths.wellKnown)) return { options: WELL_KNOWN };
+    if (paths.registration !== undefined && (path === paths.registration || path.startsWith(`${paths.registration}/`))) return { options: REGISTRATION };
     const api = path === apiRoot || path.startsWith(apiPrefix);
     if (!api && !oauth.has(path)) return { options: SKIP };
     if (api && !preflight) return { options: SKIP }; // the token's client decides: api/access/cors.ts

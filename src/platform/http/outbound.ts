@@ -80,8 +80,22 @@ export function literalAddressProblem(url: URL, allowPrivate: boolean): string |
   return isPrivateAddress(host) ? `${host} is not a public address` : null;
 }
 
-/** Why a bounded fetch gave nothing usable: a sentence for whoever reads the error page or the log. */
-export class OutboundFetchFailed extends Error {}
+/**
+ * Why a bounded fetch gave nothing usable. `message`: a sentence safe to show whoever asked (an
+ * unauthenticated caller may have chosen the URL): never a resolved address, a port or an errno.
+ * `detail`: the whole reason, for the log.
+ */
+export class OutboundFetchFailed extends Error {
+  constructor(
+    message: string,
+    readonly detail: string = message,
+  ) {
+    super(message);
+  }
+}
+
+const NOT_ALLOWED = 'its address is not allowed';
+const NOT_FETCHED = 'it could not be fetched';
 
 export interface BoundedResponse {
   status: number;
@@ -110,15 +124,15 @@ export interface BoundedFetch {
 export function fetchBounded(url: URL, options: BoundedFetch): Promise<BoundedResponse> {
   if (url.protocol !== 'https:') return Promise.reject(new OutboundFetchFailed('the URL is not https'));
   const literal = literalAddressProblem(url, options.allowPrivate);
-  if (literal) return Promise.reject(new OutboundFetchFailed(literal));
+  if (literal) return Promise.reject(new OutboundFetchFailed(NOT_ALLOWED, literal));
   return new Promise((resolve, reject) => {
     let settled = false;
-    const fail = (message: string) => {
+    const fail = (message: string, detail = message) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       req.destroy();
-      reject(new OutboundFetchFailed(message));
+      reject(new OutboundFetchFailed(message, detail));
     };
     const req = https.request(url, {
       method: 'GET',
@@ -128,7 +142,7 @@ export function fetchBounded(url: URL, options: BoundedFetch): Promise<BoundedRe
       headers: { accept: options.accept, 'user-agent': options.userAgent, connection: 'close' },
     });
     const deadline = setTimeout(() => fail(`no complete answer within ${options.timeoutMs / 1000} s`), options.timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => fail(e.code === 'EPRIVATEADDRESS' ? e.message : `could not be fetched (${e.message})`));
+    req.on('error', (e: NodeJS.ErrnoException) => (e.code === 'EPRIVATEADDRESS' ? fail(NOT_ALLOWED, e.message) : fail(NOT_FETCHED, `could not be fetched (${e.message})`)));
     req.on('response', (res) => {
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > options.maxBytes) return fail(`it is larger than ${options.maxBytes} bytes`);
@@ -139,7 +153,7 @@ export function fetchBounded(url: URL, options: BoundedFetch): Promise<BoundedRe
         if (size > options.maxBytes) return fail(`it is larger than ${options.maxBytes} bytes`);
         chunks.push(chunk);
       });
-      res.on('error', (e) => fail(`the answer broke off (${e.message})`));
+      res.on('error', (e) => fail(NOT_FETCHED, `the answer broke off (${e.message})`));
       res.on('end', () => {
         if (settled) return;
         settled = true;

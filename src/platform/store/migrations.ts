@@ -550,6 +550,8 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('amr', 'text')
           .addColumn('used_at', ms)
           .addColumn('grant_id', 'text')
+          // RFC 8707: the resources named at /device_authorization (paths, space-separated); null: none, the resource API.
+          .addColumn('resources', 'text')
           .execute();
         await db.schema.createIndex('device_codes_expiry').on('device_codes').column('expires_at').execute();
       },

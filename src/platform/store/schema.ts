@@ -420,6 +420,8 @@ export interface DeviceCodesTable {
   sid: string | null;
   amr: string | null;
   used_at: number | null;
+  /** RFC 8707: the resources named at /device_authorization (paths under publicUrl, space-separated); null: none named, the resource API. */
+  resources: string | null;
   grant_id: string | null;
 }
 
