@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../contract/context.js';
@@ -66,11 +67,11 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       try {
-        const headers = new Headers();
-        for (const [k, v] of Object.entries(request.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-        const unparsed = request.body instanceof Unparsed ? request.body : null;
-        const webRequest = new Request(`${ctx.config.publicUrl}/mcp`, { method: 'POST', headers, body: unparsed?.text });
-        const response = await transport.handleRequest(webRequest, { parsedBody: unparsed ? undefined : request.body });
+        const url = `${ctx.config.publicUrl}/mcp`;
+        const response =
+          request.body instanceof Unparsed
+            ? await transport.handleRequest(new Request(url, { method: 'POST', headers: fetchHeaders(request.headers), body: request.body.text }))
+            : await transport.handleRequest(parsedRequest(url, request.headers), { parsedBody: request.body });
         reply.code(response.status);
         response.headers.forEach((value, key) => void reply.header(key, value));
         const text = await response.text();
@@ -85,7 +86,34 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
   });
 }
 
+type NodeHeaders = FastifyRequest['headers'];
+const headerValue = (v: string | string[] | undefined): string | null => (v === undefined ? null : Array.isArray(v) ? v.join(', ') : v);
+
+function fetchHeaders(headers: NodeHeaders): Headers {
+  const out = new Headers();
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out.set(k, headerValue(v)!);
+  return out;
+}
+
+/**
+ * What the SDK's transport reads of a POST whose body it is given parsed: its method, URL and
+ * headers (`get`, `entries`). A Fetch Request with its Headers would cost more than the rest of a
+ * tool call (docs/benchmarks.md); test/mcp-*.test.ts run the real SDK client against it.
+ */
+function parsedRequest(url: string, headers: NodeHeaders): Request {
+  const view = {
+    get: (name: string) => headerValue(headers[name.toLowerCase()]),
+    entries: () => Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, headerValue(v)!] as [string, string]])),
+  };
+  return { method: 'POST', url, headers: view, body: null } as unknown as Request;
+}
+
 const tools = new WeakMap<Records, { calls: ToolCalls; resources: RecordResources }>();
+/**
+ * The SDK's JSON Schema validator (for elicitation, which this server never asks for): one for the
+ * process. Left to the SDK, every per-request server makes its own Ajv — most of a request's CPU.
+ */
+let validator: AjvJsonSchemaValidator | undefined;
 
 /** The MCP server of one request, for its caller: the tools its scopes allow, and the records it may read as resources. */
 function mcpServer(ctx: AppContext, records: Records, caller: Caller): Server {
@@ -97,6 +125,7 @@ function mcpServer(ctx: AppContext, records: Records, caller: Caller): Server {
     { name: 'gatehouse', version: '1' },
     {
       capabilities: { tools: { listChanged: false }, resources: {} },
+      jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
       instructions: 'The collections of this gatehouse deployment, as tools: list_, get_, create_, update_ and delete_<collection>, as far as the access token allows.',
     },
   );
