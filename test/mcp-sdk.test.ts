@@ -66,12 +66,12 @@ class MemoryProvider implements OAuthClientProvider {
 }
 
 /** Connects as the SDK does: 401, discovery, registration, then the user's login and consent (scope and validity chosen), then the code. */
-async function connectAs(user: string, scope: string[], ttl?: string) {
-  const provider = new MemoryProvider();
+async function connectAs(user: string, scope: string[], ttl?: string, provider = new MemoryProvider()) {
+  const registered = provider.client !== undefined;
   const url = new URL(`${server.url}/mcp`);
   const first = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: trustingFetch });
   await assert.rejects(new Client({ name: 'test-host', version: '1' }).connect(first), UnauthorizedError);
-  assert.ok(provider.client?.client_id, 'registered dynamically');
+  assert.ok(provider.client?.client_id, registered ? 'pre-registered' : 'registered dynamically');
   const authorize = provider.authorizationUrl!;
   assert.equal(authorize.searchParams.get('resource'), `${server.url}/mcp`);
   assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
@@ -146,4 +146,17 @@ test('a token from the SDK flow is for /mcp only: 401 at /v1', async () => {
   const { provider } = await connectAs('alice', ['zoos:read']);
   const r = await server.json('GET', '/v1/zoos', undefined, { authorization: `Bearer ${provider.saved!.access_token}` });
   assert.equal(r.status, 401);
+});
+
+test('docs/mcp.md: a public client registered with the CLI, returned by clientInformation(), no registration; a longer validity chosen', async () => {
+  const r = server.cli(['client', 'add', 'mcp-host', '--public', '--name', 'My MCP host', '--redirect-uri', CALLBACK, '--grant', 'authorization_code', '--grant', 'refresh_token']);
+  assert.equal(r.status, 0, r.stderr);
+  const provider = new MemoryProvider();
+  provider.client = { client_id: 'mcp-host' };
+  const { client } = await connectAs('alice', ['zoos:read', 'orders:read'], '86400', provider);
+  assert.equal(provider.client.client_id, 'mcp-host');
+  assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['list_zoos', 'get_zoos', 'list_orders', 'get_orders']);
+  const page = result(await client.callTool({ name: 'list_zoos', arguments: { founded: { gte: 1900 }, limit: 5 } }));
+  assert.ok(Array.isArray(page.records));
+  await client.close();
 });
