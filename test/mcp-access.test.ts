@@ -5,6 +5,8 @@
 // (test/mcp-sdk.test.ts runs the official SDK client's whole OAuth flow against a spawned server.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID, createHash } from 'node:crypto';
+import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, post, sleep, type RegisteredClient } from './helpers/oauth.js';
 
@@ -17,7 +19,7 @@ let rpExpiring: RegisteredClient;
 const PROTOCOL = '2025-06-18';
 
 before(async () => {
-  [server, expiring] = await Promise.all([startApp(), startApp({ config: { auth: { accessTokenTtl: 1 } } })]);
+  [server, expiring] = await Promise.all([startApp(), startApp({ config: { auth: { accessTokenTtl: 1 }, api: { rateLimit: { max: 5, window: 60 } } } })]);
   for (const s of [server, expiring]) {
     await addUser(s, 'alice', 'alice-password-1');
     await addUser(s, 'bob', 'bob-password-1');
@@ -247,4 +249,40 @@ test('a revoked token is 401 within 1 s; an expired one is 401', async () => {
   await sleep(2100);
   const late = await rpc(short, 'tools/call', { name: 'list_zoos', arguments: {} }, expiring);
   assert.equal(late.status, 401);
+});
+
+test('DPoP at /mcp as at /v1: a bound token needs the DPoP scheme and a proof for POST {publicUrl}/mcp', async () => {
+  const key = (await generateKeyPair('ES256', { extractable: true })) as { publicKey: CryptoKey; privateKey: CryptoKey };
+  const jwk = await exportJWK(key.publicKey);
+  const proof = (htm: string, htu: string, claims: Record<string, unknown> = {}) =>
+    new SignJWT({ htm, htu, jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims }).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk }).sign(key.privateKey);
+  const issued = await server.fetch('/oauth/token', {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', authorization: basic('rp', rp.client_secret!), dpop: await proof('POST', `${server.url}/oauth/token`) },
+    body: new URLSearchParams({ grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'zoos:read', resource: `${server.url}/mcp` }).toString(),
+  });
+  const body = (await issued.json()) as { access_token: string; token_type: string };
+  assert.equal(body.token_type, 'DPoP');
+  const ath = createHash('sha256').update(body.access_token).digest('base64url');
+  const send = (authorization: string, dpop?: string) =>
+    server.fetch('/mcp', {
+      method: 'POST',
+      headers: { authorization, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL, ...(dpop ? { dpop } : {}) },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+  const ok = await send(`DPoP ${body.access_token}`, await proof('POST', `${server.url}/mcp`, { ath }));
+  assert.equal(ok.status, 200);
+  assert.deepEqual(((await ok.json()) as any).result.tools.map((t: { name: string }) => t.name), ['list_zoos', 'get_zoos']);
+  assert.equal((await send(`Bearer ${body.access_token}`)).status, 401, 'not as a bearer token');
+  assert.equal((await send(`DPoP ${body.access_token}`)).status, 401, 'not without a proof');
+  assert.equal((await send(`DPoP ${body.access_token}`, await proof('POST', `${server.url}/v1/zoos`, { ath }))).status, 401, 'not with a proof for another URL');
+});
+
+test('the quota (api.rateLimit) counts MCP requests per token: 429 with Retry-After past it', async () => {
+  const tok = await token('bob', 'zoos:read', 'mcp', expiring, rpExpiring);
+  const statuses = [];
+  for (let i = 0; i < 6; i++) statuses.push((await rpc(tok, 'tools/list', {}, expiring)).status);
+  assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+  const over = await rpc(tok, 'tools/list', {}, expiring);
+  assert.ok(Number(over.headers.get('retry-after')) >= 1);
 });
