@@ -144,6 +144,7 @@ test('create, list with filters and paging, get, update, delete — the same rec
   const updated = await call(tok, 'update_zoos', { id: made[1].id, city: 'Berlin' });
   assert.equal(updated.json.city, 'Berlin');
   assert.equal(updated.json.founded, 1844, 'partial: the other fields stay');
+  assert.equal('founded' in (await call(tok, 'update_zoos', { id: made[2].id, founded: null })).json, false, 'null removes an optional field');
   assert.equal((await v1(api, `/zoos/${made[1].id}`)).body.city, 'Berlin');
   const deleted = await call(tok, 'delete_zoos', { id: made[2].id });
   assert.deepEqual(deleted.json, { id: made[2].id, deleted: true });

@@ -1,7 +1,10 @@
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
 import type { CollectionModel } from '../../contract/collections.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+import { toApiError } from '../../platform/http/error-handler.js';
 import { decideAccess } from '../access/decide.js';
 import { parseListQuery } from '../query.js';
 import type { Address, Records } from '../records.js';
@@ -43,8 +46,12 @@ export class ToolCalls {
     readonly catalogue: Catalogue,
   ) {}
 
-  /** Runs a tool for the caller; every refusal or bad argument is a tool error, nothing changed. */
-  async call(caller: Caller, name: string, args: Args | undefined): Promise<ToolResult> {
+  /**
+   * Runs a tool for the caller; every refusal or bad argument is a tool error, nothing changed, as
+   * is an unavailable database (503). Anything unexpected is logged and answered as JSON-RPC's
+   * internal error, its message kept out of the answer as /v1's 500s keep it.
+   */
+  async call(caller: Caller, name: string, args: Args | undefined, log: FastifyBaseLogger): Promise<ToolResult> {
     try {
       const tool = this.catalogue.tools.get(name);
       if (!tool) throw notFound(`No tool named ${name}`, { name: 'is not a tool of this server (tools/list shows those this token may use)' });
@@ -53,8 +60,10 @@ export class ToolCalls {
       decideAccess(caller, tool.model.name, METHOD[tool.verb], tool.verb === 'list' || tool.verb === 'create' ? COLLECTION_METHODS : RECORD_METHODS);
       return await this.run(caller, tool, checkArguments(tool, args ?? {}));
     } catch (e) {
-      if (e instanceof ApiError) return toolError(e);
-      throw e;
+      const known = e instanceof ApiError ? e : toApiError(e);
+      if (known) return toolError(known);
+      log.error({ err: e, tool: name }, 'unexpected failure');
+      throw new McpError(ErrorCode.InternalError, 'Internal error');
     }
   }
 

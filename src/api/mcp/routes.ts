@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -62,7 +62,7 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
     });
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
       const caller = request.caller!;
-      const server = mcpServer(ctx, records, caller);
+      const server = mcpServer(ctx, records, caller, request.log);
       // Stateless: no session id; answers as JSON rather than a stream (every answer is ready at once).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
@@ -116,7 +116,7 @@ const tools = new WeakMap<Records, { calls: ToolCalls; resources: RecordResource
 let validator: AjvJsonSchemaValidator | undefined;
 
 /** The MCP server of one request, for its caller: the tools its scopes allow, and the records it may read as resources. */
-function mcpServer(ctx: AppContext, records: Records, caller: Caller): Server {
+function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: FastifyBaseLogger): Server {
   let made = tools.get(records);
   const catalogue = catalogueOf(ctx.collections, ctx.config.api);
   if (!made || made.calls.catalogue !== catalogue) tools.set(records, (made = { calls: new ToolCalls(ctx, records, catalogue), resources: new RecordResources(ctx, records) }));
@@ -130,7 +130,7 @@ function mcpServer(ctx: AppContext, records: Records, caller: Caller): Server {
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolsFor(catalogue, caller) }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => calls.call(caller, request.params.name, request.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, (request) => calls.call(caller, request.params.name, request.params.arguments, log));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates(caller) }));
   server.setRequestHandler(ListResourcesRequestSchema, (request) => resources.list(caller, request.params?.cursor));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(caller, request.params.uri));

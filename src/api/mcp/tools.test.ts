@@ -33,6 +33,10 @@ test('descriptions from the config: the collection in every tool, each field in 
   assert.deepEqual(list.indoor.anyOf[0], { type: 'boolean' });
   assert.equal(list.q, undefined, 'no search fields: no q');
   assert.equal(list.limit.maximum, 100);
+  const update = tools.find((t) => t.name === 'update_plants')!.inputSchema;
+  assert.deepEqual(update.required, ['id']);
+  assert.deepEqual(update.properties.height, { description: 'In centimetres', anyOf: [{ type: 'number', description: 'In centimetres' }, { type: 'null' }] }, 'an optional field may be removed');
+  assert.deepEqual(update.properties.name, { type: 'string', description: 'Its common name' }, 'a required one may not');
 });
 
 test('a nested collection takes the parent id (required on create); scopes choose the tools, in order', () => {

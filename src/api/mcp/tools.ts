@@ -71,6 +71,16 @@ function fieldSchemas(model: CollectionModel): Record<string, Schema> {
   return props;
 }
 
+/** An update's fields: an optional one also takes null, which removes it (a merge patch, RFC 7396). */
+function removable(fields: Record<string, Schema>, required: string[]): Record<string, Schema> {
+  const out: Record<string, Schema> = {};
+  for (const [field, schema] of Object.entries(fields)) {
+    const description = typeof schema.description === 'string' ? { description: schema.description } : {};
+    out[field] = required.includes(field) ? schema : { ...description, anyOf: [schema, { type: 'null' }] };
+  }
+  return out;
+}
+
 /** The JSON Schema of one filter value of `field` (the value types the query language takes for it). */
 function valueSchema(model: CollectionModel, field: string): Schema {
   if (field === model.parent?.field) return { type: 'string' };
@@ -144,7 +154,7 @@ function toolOf(verb: Verb, model: CollectionModel, limits: ListLimits): Tool {
         name: `update_${model.name}`,
         title: `Update a ${model.name} record`,
         description: `Changes the given fields of a ${model.name} record${what} (the others stay; null removes an optional field). Answers the record.`,
-        inputSchema: { type: 'object', properties: { id: ID, ...fields }, required: ['id'], additionalProperties: false },
+        inputSchema: { type: 'object', properties: { id: ID, ...removable(fields, required) }, required: ['id'], additionalProperties: false },
         annotations: annotations(false, false, true),
       };
     case 'delete':
