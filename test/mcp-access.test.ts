@@ -15,6 +15,7 @@ let expiring: InProcessApp;
 let rp: RegisteredClient;
 /** Tokens for /v1 come from another client: a new token of the same user and client replaces the grant's tokens. */
 let apiClient: RegisteredClient;
+let web: RegisteredClient;
 let rpExpiring: RegisteredClient;
 const PROTOCOL = '2025-06-18';
 
@@ -26,6 +27,7 @@ before(async () => {
   }
   rp = await addClient(server, 'rp', ['--grant', 'password']);
   apiClient = await addClient(server, 'api-client', ['--grant', 'password']);
+  web = await addClient(server, 'web-agent', ['--grant', 'password', '--origin', 'https://agent.example']);
   rpExpiring = await addClient(expiring, 'rp', ['--grant', 'password']);
 });
 after(async () => {
@@ -286,4 +288,23 @@ test('the quota (api.rateLimit) counts MCP requests per token: 429 with Retry-Af
   assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
   const over = await rpc(tok, 'tools/list', {}, expiring);
   assert.ok(Number(over.headers.get('retry-after')) >= 1);
+});
+
+test('CORS as at /v1: a preflight from a client\'s origin is 204 allowing the MCP headers; the answer carries the token\'s client\'s origin', async () => {
+  const preflight = await server.fetch('/mcp', {
+    method: 'OPTIONS',
+    headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' },
+  });
+  assert.equal(preflight.status, 204);
+  assert.match(preflight.headers.get('access-control-allow-headers')!, /Mcp-Protocol-Version/);
+  const stranger = await server.fetch('/mcp', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+  assert.equal(stranger.status, 403);
+  const tok = await token('alice', 'zoos:read', 'mcp', server, web);
+  const res = await server.fetch('/mcp', {
+    method: 'POST',
+    headers: { origin: 'https://agent.example', authorization: `Bearer ${tok}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('access-control-allow-origin'), 'https://agent.example');
 });
