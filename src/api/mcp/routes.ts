@@ -36,7 +36,6 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
     scopes_supported: scopeUniverse(ctx.collections),
     bearer_methods_supported: ['header'],
     resource_name: 'gatehouse MCP server',
-    resource_documentation: 'https://github.com/gatehouse/gatehouse/blob/main/docs/mcp.md',
     token_types_supported: ['bearer', 'mac'],
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     dpop_bound_access_tokens_required: false,
@@ -97,8 +96,8 @@ function fetchHeaders(headers: NodeHeaders): Headers {
 
 /**
  * What the SDK's transport reads of a POST whose body it is given parsed: its method, URL and
- * headers (`get`, `entries`). A Fetch Request with its Headers would cost more than the rest of a
- * tool call (docs/benchmarks.md); test/mcp-*.test.ts run the real SDK client against it.
+ * headers (`get`, `entries`). A Fetch Request with its Headers cost about a tenth of a tool call's
+ * CPU (docs/benchmarks.md); test/mcp-*.test.ts run the real SDK client against this one.
  */
 function parsedRequest(url: string, headers: NodeHeaders): Request {
   const view = {
