@@ -65,19 +65,18 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
       // Stateless: no session id; answers as JSON rather than a stream (every answer is ready at once).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
-      try {
-        const url = `${ctx.config.publicUrl}/mcp`;
-        const response =
-          request.body instanceof Unparsed
-            ? await transport.handleRequest(new Request(url, { method: 'POST', headers: fetchHeaders(request.headers), body: request.body.text }))
-            : await transport.handleRequest(parsedRequest(url, request.headers), { parsedBody: request.body });
-        reply.code(response.status);
-        response.headers.forEach((value, key) => void reply.header(key, value));
-        const text = await response.text();
-        return reply.send(text === '' ? undefined : text);
-      } finally {
-        void server.close();
-      }
+      // Not closed after: the answer is sent once every handler has answered, so nothing is pending,
+      // and closing (the SDK rejects pending calls with a new McpError, stack and all) was 15% of a
+      // call's CPU (docs/benchmarks.md). Server and transport are garbage with the request.
+      const url = `${ctx.config.publicUrl}/mcp`;
+      const response =
+        request.body instanceof Unparsed
+          ? await transport.handleRequest(new Request(url, { method: 'POST', headers: fetchHeaders(request.headers), body: request.body.text }))
+          : await transport.handleRequest(parsedRequest(url, request.headers), { parsedBody: request.body });
+      reply.code(response.status);
+      response.headers.forEach((value, key) => void reply.header(key, value));
+      const text = await response.text();
+      return reply.send(text === '' ? undefined : text);
     };
     // GET (a server-to-client stream) and DELETE (end a session) mean nothing without sessions: 405,
     // as the SDK answers them. The SDK negotiates (a POST must accept JSON and event streams: 406).
