@@ -160,6 +160,10 @@ test('create, list with filters and paging, get, update, delete — the same rec
 
   const read = await rpc(tok, 'resources/read', { uri: `gatehouse://zoos/${made[0].id}` });
   assert.equal(JSON.parse(read.body.result.contents[0].text).name, 'Vincennes');
+  const listed = await rpc(tok, 'resources/list');
+  assert.ok(listed.body.result.resources.some((r: { uri: string }) => r.uri === `gatehouse://zoos/${made[0].id}`));
+  const foreign = await rpc(tok, 'resources/read', { uri: 'gatehouse://orders/x' });
+  assert.match(foreign.body.error.message, /orders/, 'a collection the token cannot read: a JSON-RPC error naming it');
   const templates = await rpc(tok, 'resources/templates/list');
   assert.ok(templates.body.result.resourceTemplates.some((t: { uriTemplate: string }) => t.uriTemplate === 'gatehouse://zoos/{id}'));
 });
