@@ -141,9 +141,27 @@ async function requestDpopToken(g: Gatehouse, key: ReturnType<typeof newDpopKey>
   return body.access_token;
 }
 
+/** A bearer token for the MCP server (RFC 8707 resource {publicUrl}/mcp): /v1 tokens are 401 there. */
+async function requestMcpToken(g: Gatehouse): Promise<string> {
+  const res = await fetch(`${g.server.url}/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(CLIENT_ID, CLIENT_SECRET), 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    body: `${TOKEN_REQUEST_BODY}&resource=${encodeURIComponent(`${g.server.url}/mcp`)}`,
+    dispatcher: g.agent,
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`MCP token request answered ${res.status}: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** The JSON-RPC body of `tools/call get_zoos` for one id (the MCP twin of GET /v1/zoos/{id}). */
+function mcpGetBody(id: string, n: number): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'get_zoos', arguments: { id } } });
+}
+
 async function probe(agent: Agent, t: Target) {
   const dpop = t.work.dpop ? { dpop: dpopProver(t.work.dpop.key, t.work.dpop.accessToken)(t.work.method, t.work.url + t.work.paths[0]) } : {};
-  const res = await fetch(t.work.url + t.work.paths[0], { method: t.work.method, headers: { ...t.work.headers, ...dpop }, body: t.work.body, dispatcher: agent });
+  const res = await fetch(t.work.url + t.work.paths[0], { method: t.work.method, headers: { ...t.work.headers, ...dpop }, body: t.work.bodies?.[0] ?? t.work.body, dispatcher: agent });
   const body = await res.text();
   let headerBytes = 0;
   for (const [name, value] of res.headers) headerBytes += name.length + value.length + 4;
@@ -321,6 +339,9 @@ async function main(): Promise<void> {
   // A DPoP-bound token (RFC 9449) for the same GET by id with a proof per request: what DPoP costs beside bearer.
   const dpopKey = newDpopKey();
   const dpopToken = wanted('gatehouse-get-dpop') && g.tokenEndpoint ? await requestDpopToken(g, dpopKey) : null;
+  // The MCP server's tools/call get_zoos (stateless, a JSON answer) on the same ids: what MCP costs beside GET.
+  const mcpToken = wanted('gatehouse-mcp-get') && g.tokenEndpoint ? await requestMcpToken(g) : null;
+  const isToolZoo = (b: any) => b?.jsonrpc === '2.0' && b.result?.isError !== true && isZoo(b.result?.structuredContent);
 
   const all: Target[] = [
     { key: 'bare-get', label: 'bare node:https, fixed JSON (GET)', server: bare, work: { url: bare.url, method: 'GET', headers: bearer, paths: byIdPaths }, check: expectJson((b) => typeof b?.id === 'string', 'a JSON object') },
@@ -338,6 +359,21 @@ async function main(): Promise<void> {
           server: g.server,
           work: { url: g.server.url, method: 'GET' as const, headers: { authorization: `DPoP ${dpopToken}`, accept: 'application/json' }, paths: byIdPaths, dpop: { key: dpopKey, accessToken: dpopToken } },
           check: expectJson(isZoo, 'a zoo'),
+        }]
+      : []),
+    ...(mcpToken
+      ? [{
+          key: 'gatehouse-mcp-get',
+          label: 'gatehouse MCP tools/call get_zoos (stateless, JSON)',
+          server: g.server,
+          work: {
+            url: g.server.url,
+            method: 'POST' as const,
+            headers: { authorization: `Bearer ${mcpToken}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
+            paths: ['/mcp'],
+            bodies: ids.map((id, n) => mcpGetBody(id, n + 1)),
+          },
+          check: expectJson(isToolZoo, 'a tools/call result with a zoo'),
         }]
       : []),
     // Issue 13: the same from a browser page of the client's origin (CORS headers in the answer).
@@ -491,6 +527,10 @@ async function main(): Promise<void> {
   addBulkCheck(checks);
   const corsCost = (by.get('gatehouse-get-origin')?.cpuPerRequest ?? NaN) / (by.get('gatehouse-get')?.cpuPerRequest ?? NaN);
   add('GET by id with Origin (CORS): server CPU/req vs without', 'issue 13', corsCost, fmtRatio, '≤ 1.03×', corsCost <= 1.03);
+  if (by.has('gatehouse-mcp-get')) {
+    const mcpCost = (by.get('gatehouse-mcp-get')?.cpuPerRequest ?? NaN) / (by.get('gatehouse-get')?.cpuPerRequest ?? NaN);
+    add('MCP tools/call get_zoos: server CPU/req vs GET by id', 'issue 38', mcpCost, fmtRatio, '≤ 2×', mcpCost <= 2);
+  }
   if (baseline) {
     // Server CPU per request of this build over the baseline's (1.00 = the same cost; above = more).
     const cost = (a: string, b: string) => (by.get(a)?.cpuPerRequest ?? NaN) / (by.get(b)?.cpuPerRequest ?? NaN);

@@ -214,8 +214,9 @@ for (const engine of ['SQLite', 'PostgreSQL'] as const) {
       // oauth4webapi's RFC 9728 client accepts the per-resource document.
       const meta = await oauth.processResourceDiscoveryResponse(new URL(V1()), await oauth.resourceDiscoveryRequest(new URL(V1()), opts()));
       assert.equal(meta.resource, V1());
-      // The MCP server (not there yet) publishes its own when it exists.
-      assert.equal((await server.fetch('/.well-known/oauth-protected-resource/mcp', { headers: { accept: 'application/json' } })).status, 404);
+      // The MCP server publishes its own (test/mcp-access.test.ts), which oauth4webapi accepts too.
+      const mcp = await oauth.processResourceDiscoveryResponse(new URL(MCP()), await oauth.resourceDiscoveryRequest(new URL(MCP()), opts()));
+      assert.equal(mcp.resource, MCP());
     });
   });
 }

@@ -34,6 +34,13 @@ test('each process serves only its half', async () => {
   assert.deepEqual(metadata.body.authorization_servers, [auth.url]);
   const as = await auth.json('GET', '/.well-known/oauth-authorization-server');
   assert.equal(as.body.issuer, auth.url);
+  // The MCP server is a face of the resource role (docs/mcp.md): its 401 and metadata there, nothing on the auth role.
+  const mcp = await resource.json('POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  assert.equal(mcp.status, 401);
+  assert.match(mcp.headers.get('www-authenticate')!, new RegExp(`resource_metadata="${resource.url}/\\.well-known/oauth-protected-resource/mcp"`));
+  const mcpMetadata = await resource.json('GET', '/.well-known/oauth-protected-resource/mcp');
+  assert.deepEqual([mcpMetadata.body.resource, mcpMetadata.body.authorization_servers], [`${resource.url}/mcp`, [auth.url]]);
+  assert.equal((await auth.json('POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status, 404);
 });
 
 test('a token issued by the auth process works on the resource process, and its revocation is honoured within a second', async () => {

@@ -40,8 +40,11 @@ function run(warmup, seconds) {
         pipelining,
         duration: warmup + seconds,
         requests: [{ method: work.method, headers: work.headers, body: work.body, setupRequest: (req) => {
-              const path = paths[next++ % paths.length];
-              return prove ? { ...req, path, headers: { ...req.headers, dpop: prove(work.method, work.url + path) } } : { ...req, path };
+              const i = next++;
+              const path = paths[i % paths.length];
+              // `bodies`: one per request, cycled like the paths (an MCP tools/call names its record in the body).
+              const body = work.bodies ? { body: work.bodies[i % work.bodies.length] } : {};
+              return prove ? { ...req, path, ...body, headers: { ...req.headers, dpop: prove(work.method, work.url + path) } } : { ...req, path, ...body };
             } }],
       },
       (err) => {

@@ -29,6 +29,8 @@ export interface Workload {
   body?: string;
   /** Request paths, cycled through in order (a fixed set, identical for every server it is compared with). */
   paths: string[];
+  /** Request bodies, cycled through with the paths (replacing `body`): a POST whose body names the record (MCP tools/call). */
+  bodies?: string[];
   /** DPoP (RFC 9449): a new proof by this key in every request's `DPoP` header (bench/lib/dpop.mjs). */
   dpop?: { key: { privateKeyPem: string; jwk: object }; accessToken?: string };
 }

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
-import { allowCallerOrigin } from './access/cors.js';
 import { Authenticator } from './access/authenticate.js';
 import { decideAccess } from './access/decide.js';
-import { ApiError, badRequest, notFound, tooManyRequests } from '../platform/http/errors.js';
+import { ApiError, badRequest, notFound } from '../platform/http/errors.js';
 import { routeMethods, withHead, type Method } from '../platform/http/routes.js';
 import { Links } from './links.js';
 import { Records, type Address, type RecordRow } from './records.js';
@@ -17,8 +15,8 @@ import { registerAttachmentRoutes } from './attachments.js';
 import { registerEventRoutes } from './events.js';
 import type { ResourceApi } from './resource-api.js';
 import { registerProtectedResourceMetadata } from './access/protected-resource.js';
-import { observersOf, type Observers } from '../contract/observers.js';
-import { quotaStore } from './access/quota-store.js';
+import { guardResourceScope } from './access/guard.js';
+import { registerMcpServer } from './mcp/routes.js';
 
 // The resource API's HTTP surface. Handlers are thin: resolve the address, let the access layer
 // decide, call the resource service, shape the response.
@@ -35,10 +33,7 @@ declare module 'fastify' {
 type Params = { collection: string; id?: string; child?: string; childId?: string };
 
 
-/** Told of every request the quota (api.rateLimit) refuses with 429 (the metrics count them). */
-export function quotaRejectionObservers(ctx: AppContext): Observers<[]> {
-  return observersOf(ctx, 'quota-rejections');
-}
+export { quotaRejectionObservers } from './access/guard.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const COLLECTION_METHODS: Method[] = ['GET', 'POST'];
@@ -55,44 +50,11 @@ export async function registerResourceApi(app: FastifyInstance, ctx: AppContext,
 
   await registerIndexRoutes(app, ctx, links, openapiPaths);
   registerProtectedResourceMetadata(app, ctx);
+  // The MCP server: a second face of the same collections, records and access rules (src/api/mcp/).
+  await registerMcpServer(app, ctx, records);
 
   await app.register(async (api) => {
-    // Declared up front: every request object has the same shape (Fastify's decorateRequest).
-    api.decorateRequest('caller', null);
-    api.decorateRequest('authFailure', null);
-    api.decorateRequest('macBodyHash', null);
-    // 1. Who is calling (401 deferred so that the rate limit below also counts bad tokens per IP).
-    api.addHook('onRequest', async (request) => {
-      const who = await authenticator.identify(request);
-      if (who instanceof ApiError) request.authFailure = who;
-      else request.caller = who;
-    });
-    // CORS for an actual request: the token's client's origins (preflights never get this far).
-    api.addHook('onRequest', (request, reply, done) => {
-      if (request.headers.origin !== undefined) allowCallerOrigin(request, reply);
-      done();
-    });
-    // 2. Quota per access token, per IP before authentication.
-    if (config.api.rateLimit) {
-      await api.register(rateLimit, {
-        global: true,
-        hook: 'onRequest',
-        max: config.api.rateLimit.max,
-        timeWindow: config.api.rateLimit.window * 1000,
-        enableDraftSpec: true,
-        store: quotaStore(ctx, 'gatehouse:rate:'),
-        keyGenerator: (request) => (request.caller ? `t:${request.caller.tokenHash}` : `ip:${request.ip}`),
-        onExceeded: () => quotaRejectionObservers(ctx).notify(),
-        errorResponseBuilder: (_request, context) =>
-          tooManyRequests(Math.ceil(context.ttl / 1000), 'Request quota exceeded', {
-            quota: `${context.max} requests per ${config.api.rateLimit!.window} s`,
-          }),
-      });
-    }
-    // 3. No valid token: 401 now, before the body is even read. (Callback hooks: no promise per request.)
-    api.addHook('preParsing', (request, _reply, payload, done) => (request.authFailure ? done(request.authFailure) : done(null, payload)));
-    // 4. A MAC that covers the body (bodyhash) is checked once the body has arrived.
-    api.addHook('preHandler', (request, _reply, done) => done(authenticator.checkBodyHash(request) ?? undefined));
+    await guardResourceScope(api, ctx, authenticator);
 
     const resourceApi: ResourceApi = {
       records,

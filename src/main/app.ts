@@ -78,6 +78,7 @@ export async function buildApp(ctx: AppContext, cert: Certificate, options: Buil
     app,
     {
       api: `${config.basePath}/v${config.api.version}`,
+      mcp: `${config.basePath}/mcp`,
       oauth: ['token', 'revocation', 'userinfo', 'jwks', 'par', 'device_authorization'].map((endpoint) => `${config.basePath}${config.auth.path}/${endpoint}`),
       wellKnown: `${config.basePath}/.well-known/`,
       registration: `${config.basePath}${config.auth.path}/register`,

@@ -6,13 +6,13 @@ import { forbidden } from './errors.js';
 // delegator at onRequest, before anything else reads the request:
 // - `/.well-known/*`: any origin (public metadata).
 // - the token, revocation, userinfo and JWKS endpoints: the origins of registered clients.
-// - `/v<n>/*` preflights (OPTIONS with Access-Control-Request-Method, no token): 204 when some
+// - `/v<n>/*` and `/mcp` preflights (OPTIONS with Access-Control-Request-Method, no token): 204 when some
 //   client lists the Origin, else 403 JSON. An actual resource request is answered for the
 //   origins of its token's own client, which is known only once the token is checked: the
 //   resource server adds those headers itself (api/access/cors.ts) with CORS_EXPOSED_HEADERS.
 // Never credentials mode: browser apps send bearer tokens, not cookies.
 
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID, DPoP';
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID, DPoP, Mcp-Protocol-Version, Mcp-Session-Id';
 export const CORS_EXPOSED_HEADERS =
   'Location, ETag, Link, X-Total-Count, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate';
 /** How long a browser may reuse a preflight's answer (seconds). */
@@ -21,6 +21,8 @@ export const CORS_MAX_AGE = 600;
 export interface CorsPaths {
   /** The path prefix of the resource API, e.g. `/v1` (with the base path). */
   api: string;
+  /** The MCP server's path, `/mcp` (with the base path): CORS as the resource API's. */
+  mcp?: string;
   /** Exact paths of the OAuth endpoints browsers call: token, revocation, userinfo, JWKS, PAR (with the base path). */
   oauth: string[];
   /** `/.well-known/` (with the base path). */
@@ -79,7 +81,7 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
     const path = pathOf(request.url);
     if (path.startsWith(paths.wellKnown)) return { options: WELL_KNOWN };
     if (paths.registration !== undefined && (path === paths.registration || path.startsWith(`${paths.registration}/`))) return { options: REGISTRATION };
-    const api = path === apiRoot || path.startsWith(apiPrefix);
+    const api = path === apiRoot || path.startsWith(apiPrefix) || path === paths.mcp;
     if (!api && !oauth.has(path)) return { options: SKIP };
     if (api && !preflight) return { options: SKIP }; // the token's client decides: api/access/cors.ts
     return { ask: api ? 'api' : 'oauth', origin, preflight };
