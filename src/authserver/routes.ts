@@ -14,7 +14,6 @@ import { revocationEndpoint } from './endpoints/revocation.js';
 import { tokenEndpoint } from './endpoints/token.js';
 import { registerRegistrationEndpoints } from './endpoints/registration.js';
 import { PAR_BODY_LIMIT, parEndpoint } from './endpoints/par.js';
-import { withFetchOrigin } from './model/client-metadata-document.js';
 import { deviceAuthorizationEndpoint } from './endpoints/device-authorization.js';
 import { deviceGet, devicePost } from './authorize/device.js';
 
@@ -22,8 +21,6 @@ import { deviceGet, devicePost } from './authorize/device.js';
 export async function registerAuthorizationServer(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(async (oauth) => {
     registerOAuthBodyParsers(oauth);
-    // Client metadata documents fetched in a request are counted per IP and their refusals logged in full.
-    oauth.addHook('preHandler', (request, _reply, done) => withFetchOrigin({ ip: request.ip, log: request.log }, done));
     const base = ctx.config.auth.path;
     routeMethods(oauth, `${base}/authorize`, { GET: authorizeGet(ctx), POST: authorizePost(ctx) }, { config: { html: true } });
     routeMethods(oauth, `${base}/account`, { GET: accountGet(ctx), POST: accountPost(ctx) }, { config: { html: true } });

@@ -89,7 +89,7 @@ async function startAuthorization(ctx: AppContext, request: FastifyRequest, repl
     ctx,
     request,
     reply,
-    () => readAuthorizeRequest(ctx, params(), raw),
+    () => readAuthorizeRequest(ctx, params(), raw, request),
     async (req) => {
       const signedIn = await sessionOf(ctx, request);
       const why = await signInNeeded(ctx, req, signedIn);
@@ -139,7 +139,7 @@ export function authorizePost(ctx: AppContext) {
       ctx,
       request,
       reply,
-      () => readAuthorizeRequest(ctx, parseUrlEncoded(raw), raw),
+      () => readAuthorizeRequest(ctx, parseUrlEncoded(raw), raw, request),
       async (req) => {
         const step = form.get('step');
         const flow = authorizeFlow(ctx, req);

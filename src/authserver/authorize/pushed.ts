@@ -1,3 +1,4 @@
+import type { FetchOrigin } from '../model/client-metadata-document.js';
 import type { AppContext } from '../../contract/context.js';
 import { randomSecret, sha256 } from '../../platform/crypto/secrets.js';
 import { write, type WriteTx } from '../../platform/store/write-path.js';
@@ -76,9 +77,9 @@ export async function requestParameters(ctx: AppContext, query: Params): Promise
 }
 
 /** An /authorize request from its query (GET, or a form's hidden field), whichever source carries its parameters. */
-export async function readAuthorizeRequest(ctx: AppContext, query: Params, raw: string): Promise<ReadRequest> {
+export async function readAuthorizeRequest(ctx: AppContext, query: Params, raw: string, origin?: FetchOrigin): Promise<ReadRequest> {
   const { params, source } = await requestParameters(ctx, query);
-  return readAuthorizationRequest(ctx, params, raw, source);
+  return readAuthorizationRequest(ctx, params, raw, source, origin);
 }
 
 /** Uses up the pushed request this request came from (none: nothing to do); a PageError when another answer used it first. */

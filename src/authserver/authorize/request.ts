@@ -2,7 +2,7 @@ import type { AppContext } from '../../contract/context.js';
 import { InvalidRequest, OAuthError, RequestNotSupported, RequestUriNotSupported, UnauthorizedClient, UnsupportedResponseType, type OAuthErrorCode } from '../../platform/http/errors.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { findClient, grantEnabled, parRequired, pkceRequired, type Client } from '../model/clients.js';
-import { isMetadataDocumentId, MetadataDocumentRefused } from '../model/client-metadata-document.js';
+import { isMetadataDocumentId, MetadataDocumentRefused, type FetchOrigin } from '../model/client-metadata-document.js';
 import type { Params } from '../params.js';
 import { isWellFormedPkceValue } from '../pkce.js';
 import { issuerOf } from '../issuer.js';
@@ -119,12 +119,12 @@ export interface ReadRequest {
 }
 
 /** Stage 1: who is asking and where the answer may go (PageError). Stage 2: everything else (RedirectError). */
-export async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string, source: RequestSource = { kind: 'query' }): Promise<ReadRequest> {
+export async function readAuthorizationRequest(ctx: AppContext, params: Params, raw: string, source: RequestSource = { kind: 'query' }, origin?: FetchOrigin): Promise<ReadRequest> {
   for (const name of ['client_id', 'redirect_uri'])
     if (params.repeated.has(name)) throw new PageError(400, 'invalid_request', 'Invalid request', `The ${name} parameter is repeated.`, { [name]: 'must not be repeated' });
   const clientId = params.get('client_id');
   if (!clientId) throw new PageError(400, 'invalid_request', 'Invalid request', 'The request does not name a client (client_id).', { client_id: 'is required' });
-  const client = await findClient(ctx, clientId).catch((e: unknown) => {
+  const client = await findClient(ctx, clientId, false, origin).catch((e: unknown) => {
     if (e instanceof MetadataDocumentRefused) throw new PageError(400, 'invalid_client', 'Application not usable', e.description, { client_id: e.reason });
     throw e;
   });

@@ -69,7 +69,7 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
     throw new InvalidClient('Client authentication is required', { client_id: 'is required (or HTTP Basic authentication)' });
   }
 
-  const client = await findClient(ctx, id);
+  const client = await findClient(ctx, id, false, request);
   // Hash even for unknown clients so that timing does not reveal which ids exist.
   const presented = secret === undefined ? null : sha256(secret);
   if (!client) {

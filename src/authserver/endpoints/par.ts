@@ -47,7 +47,7 @@ export function parEndpoint(ctx: AppContext) {
       throw new TooManyRequests(attempt.retryAfter, `Too many pushed authorization requests from this address (at most ${PUBLIC_CLIENT_REQUESTS} in ${PUBLIC_CLIENT_WINDOW_MINUTES} minutes for public clients); retry later`, { ip: 'too many pushed requests' });
     const params = requestOf(body, caller.client.id);
     try {
-      (await readAuthorizationRequest(ctx, params, '', { kind: 'push' })).complete();
+      (await readAuthorizationRequest(ctx, params, '', { kind: 'push' }, request)).complete();
     } catch (e) {
       if (attempt) await attempt.giveBack(); // refused: nothing stored, so it does not count
       if (e instanceof PageError) throw e.asOAuthError();

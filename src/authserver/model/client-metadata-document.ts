@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AppContext } from '../../contract/context.js';
 import { contextCache } from '../../contract/context-cache.js';
 import { InvalidClient, TooManyRequests } from '../../platform/http/errors.js';
@@ -36,16 +35,6 @@ const DOCUMENT_GRANTS: readonly GrantType[] = ['authorization_code', 'refresh_to
 export interface FetchOrigin {
   ip: string;
   log: { warn(fields: object, message: string): void };
-}
-const origins = new AsyncLocalStorage<FetchOrigin>();
-
-/**
- * Runs `next` (the rest of an HTTP request: a preHandler hook of the authorization server's
- * routes) with its caller known to the lookups below, wherever in the request they happen.
- * Outside a request (the CLI) nothing is counted.
- */
-export function withFetchOrigin(origin: FetchOrigin, next: () => void): void {
-  origins.run(origin, next);
 }
 
 /** Why a client ID metadata document could not be used; at the token endpoint an `invalid_client`. */
@@ -122,7 +111,12 @@ class DocumentCache {
  * The client a metadata document describes, fetched (or remembered) for this instance. Throws
  * MetadataDocumentRefused naming the host and the reason when the URL or the document cannot be used.
  */
-export async function metadataDocumentClient(ctx: AppContext, clientId: string): Promise<Client> {
+/**
+ * The client a metadata document describes. `origin`: the HTTP request that asked (a FastifyRequest
+ * will do), whose fetches are counted per IP and whose log gets a refusal's whole reason; none
+ * (the CLI, a stored grant's client) counts nothing.
+ */
+export async function metadataDocumentClient(ctx: AppContext, clientId: string, origin?: FetchOrigin): Promise<Client> {
   const problem = clientIdUrlProblem(clientId);
   if (problem) throw new MetadataDocumentRefused(metadataDocumentHost(clientId) ?? 'that address', problem);
   const cache = contextCache(ctx, 'client-metadata-documents', () => new DocumentCache());
@@ -131,7 +125,6 @@ export async function metadataDocumentClient(ctx: AppContext, clientId: string):
     let pending = cache.inFlight.get(clientId);
     if (!pending) {
       // A fresh URL each time would make gatehouse fetch without bound: fetches are counted per IP.
-      const origin = origins.getStore();
       const attempt = origin ? await publicClientAttempt(ctx, 'metadata', origin.ip) : null;
       if (attempt && 'retryAfter' in attempt)
         throw new TooManyRequests(attempt.retryAfter, `Too many client metadata documents to fetch for this address (at most ${PUBLIC_CLIENT_REQUESTS} in ${PUBLIC_CLIENT_WINDOW_MINUTES} minutes); retry later`, { client_id: 'too many documents fetched' });
@@ -140,7 +133,7 @@ export async function metadataDocumentClient(ctx: AppContext, clientId: string):
     }
     if (!pending) {
       if (cache.inFlight.size >= MAX_FETCHES_IN_FLIGHT) throw new MetadataDocumentRefused(new URL(clientId).host, 'too many documents are being fetched at once; try again in a moment');
-      pending = fetchEntry(ctx, clientId).finally(() => cache.inFlight.delete(clientId));
+      pending = fetchEntry(ctx, clientId, origin).finally(() => cache.inFlight.delete(clientId));
       cache.inFlight.set(clientId, pending);
       pending.then((e) => cache.set(clientId, e), () => undefined);
     }
@@ -150,7 +143,7 @@ export async function metadataDocumentClient(ctx: AppContext, clientId: string):
   return entry.client!;
 }
 
-async function fetchEntry(ctx: AppContext, clientId: string): Promise<Entry> {
+async function fetchEntry(ctx: AppContext, clientId: string, origin: FetchOrigin | undefined): Promise<Entry> {
   const url = new URL(clientId);
   const started = Date.now();
   try {
@@ -176,7 +169,7 @@ async function fetchEntry(ctx: AppContext, clientId: string): Promise<Entry> {
   } catch (e) {
     if (!(e instanceof OutboundFetchFailed)) throw e;
     // The caller sees the reason without addresses or errors of the network; the log has it whole.
-    origins.getStore()?.log.warn({ client_id: clientId, reason: e.detail }, 'client metadata document refused');
+    origin?.log.warn({ client_id: clientId, reason: e.detail }, 'client metadata document refused');
     return { client: null, refused: new MetadataDocumentRefused(url.host, e.message), expiresAt: Date.now() + FAILURE_CACHE_SECONDS * 1000 };
   }
 }

@@ -10,7 +10,7 @@ import { GRANT_TYPES, ID_TOKEN_ALGS, TOKEN_TYPES, grantEnabled, type Client, typ
 import { originProblem } from '../../platform/http/origins.js';
 import { anyClient, clientExists, originsOf, deleteClient, findClientRecord, insertClient, listClientRecords, updateClientRecord, updateClientSecret, type ClientRecord } from '../store/clients.js';
 import { revokeAllOf, type Revoked } from '../tokens.js';
-import { isMetadataDocumentId, metadataDocumentClient } from './client-metadata-document.js';
+import { isMetadataDocumentId, metadataDocumentClient, type FetchOrigin } from './client-metadata-document.js';
 import { deleteClientRegistration } from '../store/registrations.js';
 
 // Registered clients and their rules. The CLI, the demo and the admin API create and change
@@ -179,9 +179,9 @@ const CLIENT_CACHE_MAX = 1000;
  * cache (a secret that does not match the cached one may be new; the operators' views): a
  * metadata document client has none, so it is null there.
  */
-export async function findClient(ctx: AppContext, id: string, fresh = false): Promise<Client | null> {
+export async function findClient(ctx: AppContext, id: string, fresh = false, origin?: FetchOrigin): Promise<Client | null> {
   // An https client_id names its client ID metadata document (throws MetadataDocumentRefused).
-  if (isMetadataDocumentId(id)) return ctx.config.auth.clientMetadataDocuments && !fresh ? metadataDocumentClient(ctx, id) : null;
+  if (isMetadataDocumentId(id)) return ctx.config.auth.clientMetadataDocuments && !fresh ? metadataDocumentClient(ctx, id, origin) : null;
   const now = Date.now();
   const cache = contextCache(ctx, 'clients', () => new RevalidatingCache<Client>(ctx, CLIENT_CACHE_MS, CLIENT_CACHE_MAX));
   const cached = fresh ? undefined : cache.get(id, now);

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
 import { findClient, type Client } from '../model/clients.js';
-import { nullIfRefused } from '../model/client-metadata-document.js';
+import { nullIfRefused, type FetchOrigin } from '../model/client-metadata-document.js';
 import { bodyParams, queryParams, type Params } from '../params.js';
 import { endSessions, sessionOf } from '../sessions.js';
 import { browserBinding, csrfToken } from '../authorize/csrf.js';
@@ -30,7 +30,7 @@ interface LogoutRequest {
   hinted: { sid: string | null; sub: string } | null;
 }
 
-async function readLogoutRequest(ctx: AppContext, params: Params): Promise<LogoutRequest> {
+async function readLogoutRequest(ctx: AppContext, params: Params, origin?: FetchOrigin): Promise<LogoutRequest> {
   for (const name of FIELDS) if (params.repeated.has(name)) throw new LogoutRefused(`The ${name} parameter is repeated.`);
   const fields = Object.fromEntries(FIELDS.map((f) => [f, params.get(f)])) as Record<(typeof FIELDS)[number], string | undefined>;
   let clientId = fields.client_id;
@@ -42,7 +42,7 @@ async function readLogoutRequest(ctx: AppContext, params: Params): Promise<Logou
     clientId = hint.aud;
     hinted = { sid: hint.sid ?? null, sub: hint.sub };
   }
-  const client = clientId === undefined ? null : await findClient(ctx, clientId).catch(nullIfRefused);
+  const client = clientId === undefined ? null : await findClient(ctx, clientId, false, origin).catch(nullIfRefused);
   if (clientId !== undefined && !client) throw new LogoutRefused('The application that sent you here is not registered.');
   let returnTo: string | null = null;
   if (fields.post_logout_redirect_uri !== undefined) {
@@ -71,7 +71,7 @@ export function logoutEndpoint(ctx: AppContext) {
   const ask = async (request: FastifyRequest, reply: FastifyReply, params: Params) => {
     let req: LogoutRequest;
     try {
-      req = await readLogoutRequest(ctx, params);
+      req = await readLogoutRequest(ctx, params, request);
     } catch (e) {
       return refuse(reply, e);
     }
@@ -112,7 +112,7 @@ export function logoutEndpoint(ctx: AppContext) {
       if (!form) return reply;
       let req: LogoutRequest;
       try {
-        req = await readLogoutRequest(ctx, form);
+        req = await readLogoutRequest(ctx, form, request);
       } catch (e) {
         return refuse(reply, e);
       }
