@@ -4,9 +4,9 @@ import { ConsentRequired, InvalidRequest, LoginRequired, OAuthError } from '../.
 import { errorAnswer } from '../../platform/http/html/index.js';
 import { audit } from '../audit.js';
 import { bodyParams, parseUrlEncoded, queryParams, type Params } from '../params.js';
-import { endSession, sessionOf, type SignedIn } from '../sessions.js';
+import { sessionOf, type SignedIn } from '../sessions.js';
 import { decide, grantRemembered, rememberedConsent } from './consent.js';
-import { login, loginSecondStep, loginWithPasskey } from './login.js';
+import { browserFormStep } from './login.js';
 import { authorizeFlow, authorizePath, checkedForm, pageHeaders, renderConsent, renderLogin, sendErrorPage } from './pages.js';
 import { PageError, RedirectError, redirectError, type AuthorizationRequest, type ReadRequest, type VerifiedTarget } from './request.js';
 import { readAuthorizeRequest, usePushed } from './pushed.js';
@@ -141,20 +141,9 @@ export function authorizePost(ctx: AppContext) {
       reply,
       () => readAuthorizeRequest(ctx, parseUrlEncoded(raw), raw, request),
       async (req) => {
-        const step = form.get('step');
-        const flow = authorizeFlow(ctx, req);
-        if (step === 'login') return login(ctx, request, reply, flow, form);
-        if (step === 'second-factor' || step === 'enrol') return loginSecondStep(ctx, request, reply, flow, form);
-        if (step === 'passkey') return loginWithPasskey(ctx, request, reply, flow, form);
-        if (step === 'logout') {
-          await endSession(ctx, request, reply);
-          pageHeaders(reply);
-          return reply.redirect(`${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`, 303);
-        }
-        const signedIn = await sessionOf(ctx, request);
-        if (!signedIn) return renderLogin(ctx, request, reply, flow, 401, 'Your session has ended. Sign in again.');
-        if (step === 'consent') return decide(ctx, request, reply, forUser(req, signedIn.user), signedIn, form);
-        return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form was not understood.');
+        // Signed out, the request starts again as it came (a pushed one is not rewritten).
+        const restart = () => `${authorizePath(ctx)}${req.raw ? `?${req.raw}` : ''}`;
+        return browserFormStep(ctx, request, reply, authorizeFlow(ctx, req), form, restart, (signedIn) => decide(ctx, request, reply, forUser(req, signedIn.user), signedIn, form));
       },
     );
   };

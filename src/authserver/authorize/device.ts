@@ -6,12 +6,12 @@ import { throttled, userCodeAttempt } from '../login-throttle.js';
 import { findClient } from '../model/clients.js';
 import { parseUrlEncoded, queryParams, type Params } from '../params.js';
 import { withAdminRule } from '../scope-request.js';
-import { endSession, sessionOf, type SignedIn } from '../sessions.js';
+import { sessionOf, type SignedIn } from '../sessions.js';
 import type { DeviceCodeRow } from '../store/device-codes.js';
 import { readConsentDecision } from './consent.js';
 import { browserBinding, csrfToken } from './csrf.js';
 import { deviceDecidedPage, userCodePage } from './device-view.js';
-import { login, loginSecondStep, loginWithPasskey } from './login.js';
+import { browserFormStep } from './login.js';
 import { checkedForm, pageHeaders, renderConsent, renderLogin, sendCardPage, sendErrorPage, type ConsentFlow } from './pages.js';
 import { describeDuration } from './views.js';
 
@@ -129,18 +129,7 @@ export function devicePost(ctx: AppContext) {
     }
     const flow = await openDeviceFlow(ctx, request, reply, typed);
     if (!flow) return reply;
-    if (step === 'login') return login(ctx, request, reply, flow, form);
-    if (step === 'second-factor' || step === 'enrol') return loginSecondStep(ctx, request, reply, flow, form);
-    if (step === 'passkey') return loginWithPasskey(ctx, request, reply, flow, form);
-    if (step === 'logout') {
-      await endSession(ctx, request, reply);
-      pageHeaders(reply);
-      return reply.redirect(await flow.continueUrl(), 303);
-    }
-    const signedIn = await sessionOf(ctx, request);
-    if (!signedIn) return renderLogin(ctx, request, reply, flow, 401, 'Your session has ended. Sign in again.');
-    if (step === 'consent') return decide(ctx, request, reply, flow, signedIn, form);
-    return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form was not understood.');
+    return browserFormStep(ctx, request, reply, flow, form, flow.continueUrl, (signedIn) => decide(ctx, request, reply, flow, signedIn, form));
   };
 }
 

@@ -8,10 +8,10 @@ import { listSecondFactors } from '../model/factors.js';
 import { unverifiedSignIn } from '../model/lifecycle.js';
 import type { Params } from '../params.js';
 import { beginSecondStep, completeSecondStep, secondStepFor, type SecondStepState } from '../second-step.js';
-import { AMR, loginCookies, startSession } from '../sessions.js';
+import { AMR, endSession, loginCookies, sessionOf, startSession, type SignedIn } from '../sessions.js';
 import { browserBinding, csrfToken } from './csrf.js';
 import { enrolmentPage, enrolmentQr, passkeyForm, recoveryCodesPage, secondFactorPage } from './factor-views.js';
-import { pageHeaders, renderLogin, sendCardPage, type BrowserFlow } from './pages.js';
+import { pageHeaders, renderLogin, sendCardPage, sendErrorPage, type BrowserFlow } from './pages.js';
 import { readIdTokenHint } from '../oidc/id-token.js';
 import { describeDuration } from './views.js';
 
@@ -97,4 +97,33 @@ export async function loginWithPasskey(ctx: AppContext, request: FastifyRequest,
   }
   if (await hintRefuses(ctx, req, user)) return renderLogin(ctx, request, reply, req, 401, anotherAccount(req));
   return signedIn(ctx, request, reply, req, user, AMR.passkey);
+}
+
+/**
+ * A POST of a browser flow's pages (/authorize, /device), past its CSRF check: the sign-in steps
+ * (password, second factor, passkey, sign out and back to `restartUrl`), then, signed in, the
+ * consent form, which the flow answers itself.
+ */
+export async function browserFormStep(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  flow: BrowserFlow,
+  form: Params,
+  restartUrl: () => Promise<string> | string,
+  consent: (signedIn: SignedIn) => Promise<FastifyReply>,
+): Promise<FastifyReply> {
+  const step = form.get('step');
+  if (step === 'login') return login(ctx, request, reply, flow, form);
+  if (step === 'second-factor' || step === 'enrol') return loginSecondStep(ctx, request, reply, flow, form);
+  if (step === 'passkey') return loginWithPasskey(ctx, request, reply, flow, form);
+  if (step === 'logout') {
+    await endSession(ctx, request, reply);
+    pageHeaders(reply);
+    return reply.redirect(await restartUrl(), 303);
+  }
+  const signedIn = await sessionOf(ctx, request);
+  if (!signedIn) return renderLogin(ctx, request, reply, flow, 401, 'Your session has ended. Sign in again.');
+  if (step === 'consent') return consent(signedIn);
+  return sendErrorPage(ctx, reply, 400, 'Invalid request', 'The form was not understood.');
 }
