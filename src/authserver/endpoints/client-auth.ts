@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../contract/context.js';
-import { InvalidClient, InvalidRequest } from '../../platform/http/errors.js';
+import { InvalidClient, InvalidRequest, UnauthorizedClient } from '../../platform/http/errors.js';
+import { audit } from '../audit.js';
+import type { GrantType } from '../model/client.js';
 import { constantTimeEqual, sha256 } from '../../platform/crypto/secrets.js';
 import type { Params } from '../params.js';
 import { findClient, type Client } from '../model/clients.js';
@@ -88,4 +90,25 @@ export async function authenticateClient(ctx: AppContext, request: FastifyReques
     if (current && matches(current)) return { client: current, method };
   }
   throw new InvalidClient('Unknown client or bad credentials');
+}
+
+/**
+ * Client authentication for a grant (the token endpoint, /device_authorization): a failure is
+ * audited as `client.auth_failed` naming the grant; then the client must be registered for it
+ * (`unauthorized_client`).
+ */
+export async function authenticateClientFor(ctx: AppContext, request: FastifyRequest, params: Params, grantType: GrantType): Promise<AuthenticatedClient> {
+  let caller: AuthenticatedClient;
+  try {
+    caller = await authenticateClient(ctx, request, params);
+  } catch (e) {
+    if (e instanceof InvalidClient)
+      audit(ctx, request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: grantType, ip: request.ip, reason: e.description });
+    throw e;
+  }
+  if (!caller.client.grantTypes.includes(grantType))
+    throw new UnauthorizedClient(`The client is not registered for ${grantType}`, {
+      grant_type: `not allowed for this client (registered: ${caller.client.grantTypes.join(', ')})`,
+    });
+  return caller;
 }

@@ -1,12 +1,11 @@
 import type { AppContext } from '../../contract/context.js';
-import { InvalidClient, TooManyRequests, UnauthorizedClient } from '../../platform/http/errors.js';
-import { audit } from '../audit.js';
+import { TooManyRequests, UnauthorizedClient } from '../../platform/http/errors.js';
 import { DEVICE_CODE_GRANT, startDeviceAuthorization } from '../device-authorization.js';
 import { PUBLIC_CLIENT_REQUESTS, PUBLIC_CLIENT_WINDOW_MINUTES, publicClientAttempt } from '../login-throttle.js';
 import { grantEnabled } from '../model/client.js';
 import { resolveRequestedScope } from '../scope-request.js';
 import { readAuthorizationResources, storedResources } from '../resource-request.js';
-import { authenticateClient, claimedClientId } from './client-auth.js';
+import { authenticateClientFor } from './client-auth.js';
 import { oauthEndpoint } from './oauth-endpoint.js';
 
 // POST {auth_url}/device_authorization (RFC 8628 §3.1): the client authenticated as at the token
@@ -15,20 +14,8 @@ import { oauthEndpoint } from './oauth-endpoint.js';
 
 export function deviceAuthorizationEndpoint(ctx: AppContext) {
   return oauthEndpoint(async (request, params) => {
-    let caller;
-    try {
-      caller = await authenticateClient(ctx, request, params);
-    } catch (e) {
-      if (e instanceof InvalidClient)
-        audit(ctx, request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: DEVICE_CODE_GRANT, ip: request.ip, reason: e.description });
-      throw e;
-    }
-    const { client } = caller;
+    const { client } = await authenticateClientFor(ctx, request, params, DEVICE_CODE_GRANT);
     if (!grantEnabled(ctx.config, DEVICE_CODE_GRANT)) throw new UnauthorizedClient('The device authorization grant is turned off on this server', { grant_type: 'turned off (auth.grants)' });
-    if (!client.grantTypes.includes(DEVICE_CODE_GRANT))
-      throw new UnauthorizedClient(`The client is not registered for ${DEVICE_CODE_GRANT}`, {
-        grant_type: `not allowed for this client (registered: ${client.grantTypes.join(', ')})`,
-      });
     const requested = params.get('scope');
     const scope = resolveRequestedScope(requested, client, ctx.collections, { user: null, via: DEVICE_CODE_GRANT });
     // RFC 8707, as at /authorize: the resources the device code (and its refresh tokens) may be redeemed for.

@@ -1,9 +1,8 @@
 import { oauthEndpoint } from './oauth-endpoint.js';
 import type { AppContext } from '../../contract/context.js';
-import { InvalidClient, UnauthorizedClient, UnsupportedGrantType } from '../../platform/http/errors.js';
-import { audit } from '../audit.js';
-import { grantEnabled, type GrantType } from '../model/client.js';
-import { authenticateClient, claimedClientId } from './client-auth.js';
+import { UnsupportedGrantType } from '../../platform/http/errors.js';
+import { grantEnabled } from '../model/client.js';
+import { authenticateClientFor } from './client-auth.js';
 import { TOKEN_GRANTS } from '../grants/registry.js';
 import { proofOfPossession } from './dpop.js';
 
@@ -22,19 +21,7 @@ export function tokenEndpoint(ctx: AppContext) {
       throw new UnsupportedGrantType(`Unsupported grant_type: ${grantType}`, {
         grant_type: `must be one of ${[...TOKEN_GRANTS.keys()].filter((g) => grantEnabled(ctx.config, g)).join(', ')}`,
       });
-    let caller;
-    try {
-      caller = await authenticateClient(ctx, request, params);
-    } catch (e) {
-      if (e instanceof InvalidClient)
-        audit(ctx, request.log, 'client.auth_failed', { client_id: claimedClientId(request, params), grant_type: grantType, ip: request.ip, reason: e.description });
-      throw e;
-    }
-    if (!caller.client.grantTypes.includes(grantType as GrantType))
-      throw new UnauthorizedClient(`The client is not registered for ${grantType}`, {
-        grant_type: `not allowed for this client (registered: ${caller.client.grantTypes.join(', ')})`,
-      });
-    caller = await proofOfPossession(ctx, request, caller);
+    const caller = await proofOfPossession(ctx, request, await authenticateClientFor(ctx, request, params, grant.grantType));
     params.restrictTo(grant.parameters);
     return grant.handler(ctx, request, caller, params);
   });
