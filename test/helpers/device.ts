@@ -2,13 +2,9 @@
 // cookie jar: type the code, sign in with /authorize's login, decide on the consent page. Takes
 // either harness; `next` may be another instance of the same deployment.
 import assert from 'node:assert/strict';
-import { CookieJar, hiddenField, page, unescapeHtml, type Page, type Target } from './oauth.js';
+import { CookieJar, decide, hiddenField, page, type Decision, type Page, type Target } from './oauth.js';
 
-export interface DeviceDecision {
-  decision?: 'allow' | 'deny' | 'allow_read';
-  scope?: string[];
-  ttl?: number;
-}
+export type DeviceDecision = Decision;
 
 /** Types `userCode` at /oauth/device, signs in when asked, and returns the consent page. */
 export async function deviceConsent(server: Target, jar: CookieJar, userCode: string, username: string, password: string, next: Target = server): Promise<Page> {
@@ -29,14 +25,5 @@ export async function deviceConsent(server: Target, jar: CookieJar, userCode: st
 
 /** Posts the consent form of /oauth/device (every offered scope and the first validity unless told). */
 export async function deviceDecide(server: Target, jar: CookieJar, consent: Page, d: DeviceDecision = {}): Promise<Page> {
-  const offered = [...consent.html.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => unescapeHtml(m[1]));
-  const ttl = d.ttl ?? /name="ttl" value="(\d+)" checked/.exec(consent.html)?.[1] ?? '3600';
-  return page(server, jar, '/oauth/device', {
-    request: hiddenField(consent.html, 'request'),
-    csrf_token: hiddenField(consent.html, 'csrf_token'),
-    step: 'consent',
-    decision: d.decision ?? 'allow',
-    scope: d.scope ?? offered,
-    ttl: String(ttl),
-  });
+  return decide(server, jar, consent, d, '/oauth/device');
 }

@@ -131,16 +131,16 @@ export async function signIn(server: Target, jar: CookieJar, target: string, use
 }
 
 export interface Decision {
-  decision?: 'allow' | 'deny';
+  decision?: 'allow' | 'deny' | 'allow_read';
   scope?: string[];
   ttl?: number | string;
 }
 
-/** Submits the consent form (all offered scopes and the first validity unless told otherwise). */
-export async function decide(server: Target, jar: CookieJar, consent: Page, d: Decision = {}): Promise<Page> {
+/** Submits the consent form of `path` (all offered scopes and the first validity unless told otherwise). */
+export async function decide(server: Target, jar: CookieJar, consent: Page, d: Decision = {}, path = '/oauth/authorize'): Promise<Page> {
   const offered = [...consent.html.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => unescapeHtml(m[1]));
   const ttl = d.ttl ?? /name="ttl" value="(\d+)" checked/.exec(consent.html)?.[1] ?? '3600';
-  return page(server, jar, '/oauth/authorize', {
+  return page(server, jar, path, {
     request: hiddenField(consent.html, 'request'),
     csrf_token: hiddenField(consent.html, 'csrf_token'),
     step: 'consent',
