@@ -1,6 +1,5 @@
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
-import type { CollectionModel } from '../../contract/collections.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError, badRequest, forbidden, notFound } from '../../platform/http/errors.js';
@@ -23,6 +22,14 @@ export interface ToolResult {
   isError?: boolean;
 }
 
+/**
+ * What a tool call came to: the JSON text of its answer (a record, a page, a deletion), as
+ * `Records` wrote it, or a tool error. It becomes a CallToolResult in one of two ways — an object
+ * for the SDK (`toolResult`), or JSON text for the fast path (`toolResultJson`, fast-path.ts) —
+ * which test/mcp-fast-path.test.ts holds equal.
+ */
+export type ToolOutcome = { json: string } | { error: ToolResult };
+
 type Args = Record<string, unknown>;
 
 const COLLECTION_METHODS = ['GET', 'HEAD', 'POST'];
@@ -35,8 +42,16 @@ export function toolError(e: ApiError): ToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
 }
 
-function ok(json: string, structured: Record<string, unknown>): ToolResult {
-  return { content: [{ type: 'text', text: json }], structuredContent: structured };
+/** The CallToolResult of an outcome, as an object: a success is the JSON as text and as structuredContent (the spec asks for both). */
+export function toolResult(outcome: ToolOutcome): ToolResult {
+  if ('error' in outcome) return outcome.error;
+  return { content: [{ type: 'text', text: outcome.json }], structuredContent: JSON.parse(outcome.json) as Record<string, unknown> };
+}
+
+/** The same CallToolResult as JSON text, the record's JSON written in as it is rather than parsed and written again. */
+export function toolResultJson(outcome: ToolOutcome): string {
+  if ('error' in outcome) return JSON.stringify(outcome.error);
+  return `{"content":[{"type":"text","text":${JSON.stringify(outcome.json)}}],"structuredContent":${outcome.json}}`;
 }
 
 export class ToolCalls {
@@ -51,7 +66,7 @@ export class ToolCalls {
    * is an unavailable database (503). Anything unexpected is logged and answered as JSON-RPC's
    * internal error, its message kept out of the answer as /v1's 500s keep it.
    */
-  async call(caller: Caller, name: string, args: Args | undefined, log: FastifyBaseLogger): Promise<ToolResult> {
+  async call(caller: Caller, name: string, args: Args | undefined, log: FastifyBaseLogger): Promise<ToolOutcome> {
     try {
       const tool = this.catalogue.tools.get(name);
       if (!tool) throw notFound(`No tool named ${name}`, { name: 'is not a tool of this server (tools/list shows those this token may use)' });
@@ -61,13 +76,13 @@ export class ToolCalls {
       return await this.run(caller, tool, checkArguments(tool, args ?? {}));
     } catch (e) {
       const known = e instanceof ApiError ? e : toApiError(e);
-      if (known) return toolError(known);
+      if (known) return { error: toolError(known) };
       log.error({ err: e, tool: name }, 'unexpected failure');
       throw new McpError(ErrorCode.InternalError, 'Internal error');
     }
   }
 
-  private async run(caller: Caller, tool: Tool & ToolTarget, args: Args): Promise<ToolResult> {
+  private async run(caller: Caller, tool: Tool & ToolTarget, args: Args): Promise<ToolOutcome> {
     const { model } = tool;
     const address: Address = { model, parentId: null };
     const records = this.records;
@@ -75,31 +90,23 @@ export class ToolCalls {
       case 'list': {
         const query = parseListQuery(model, listQuery(args), this.ctx.config.api);
         const { rows, total, next } = await records.list(address, caller, query);
-        const json = `{"records":${await records.renderList(address, caller, query, rows)},"next":${JSON.stringify(next)},"total":${JSON.stringify(total)}}`;
-        return ok(json, JSON.parse(json) as Record<string, unknown>);
+        return { json: `{"records":${await records.renderList(address, caller, query, rows)},"next":${JSON.stringify(next)},"total":${JSON.stringify(total)}}` };
       }
       case 'get': {
-        const row = await records.read(address, caller, args.id as string);
-        const json = records.resourceJson(model, row);
-        return ok(json, JSON.parse(json) as Record<string, unknown>);
+        return { json: records.resourceJson(model, await records.read(address, caller, args.id as string)) };
       }
       case 'create': {
         const { row } = await records.create(address, caller, args);
-        return this.record(model, row!);
+        return { json: records.resourceJson(model, row!) };
       }
       case 'update': {
         const { id, ...patch } = args;
-        return this.record(model, await records.update(address, caller, id as string, patch, 'merge', undefined));
+        return { json: records.resourceJson(model, await records.update(address, caller, id as string, patch, 'merge', undefined)) };
       }
       case 'delete':
         await records.remove(address, caller, args.id as string, undefined);
-        return ok(JSON.stringify({ id: args.id, deleted: true }), { id: args.id, deleted: true });
+        return { json: JSON.stringify({ id: args.id, deleted: true }) };
     }
-  }
-
-  private record(model: CollectionModel, row: Parameters<Records['resourceJson']>[1]): ToolResult {
-    const json = this.records.resourceJson(model, row);
-    return ok(json, JSON.parse(json) as Record<string, unknown>);
   }
 }
 

@@ -14,7 +14,8 @@ import { Authenticator } from '../access/authenticate.js';
 import { guardResourceScope } from '../access/guard.js';
 import { registerResourceMetadata } from '../access/protected-resource.js';
 import type { Records } from '../records.js';
-import { ToolCalls } from './calls.js';
+import { ToolCalls, toolResult } from './calls.js';
+import { plainToolCall, toolCallFailure, toolCallResponse } from './fast-path.js';
 import { RecordResources } from './resources.js';
 import { catalogueOf, toolsFor } from './tools.js';
 
@@ -61,6 +62,17 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
     });
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
       const caller = request.caller!;
+      const call = plainToolCall(request);
+      if (call) {
+        const { calls } = servicesOf(ctx, records);
+        let answer: string;
+        try {
+          answer = toolCallResponse(call.id, await calls.call(caller, call.name, call.arguments, request.log));
+        } catch (e) {
+          answer = toolCallFailure(call.id, e);
+        }
+        return reply.code(200).header('content-type', 'application/json').send(answer);
+      }
       const server = mcpServer(ctx, records, caller, request.log);
       // Stateless: no session id; answers as JSON rather than a stream (every answer is ready at once).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -113,12 +125,18 @@ const tools = new WeakMap<Records, { calls: ToolCalls; resources: RecordResource
  */
 let validator: AjvJsonSchemaValidator | undefined;
 
-/** The MCP server of one request, for its caller: the tools its scopes allow, and the records it may read as resources. */
-function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: FastifyBaseLogger): Server {
+/** The tool calls and record resources over these records, made again when a config reload changes the collections. */
+function servicesOf(ctx: AppContext, records: Records): { calls: ToolCalls; resources: RecordResources } {
   let made = tools.get(records);
   const catalogue = catalogueOf(ctx.collections, ctx.config.api);
   if (!made || made.calls.catalogue !== catalogue) tools.set(records, (made = { calls: new ToolCalls(ctx, records, catalogue), resources: new RecordResources(ctx, records) }));
-  const { calls, resources } = made;
+  return made;
+}
+
+/** The MCP server of one request, for its caller: the tools its scopes allow, and the records it may read as resources. */
+function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: FastifyBaseLogger): Server {
+  const { calls, resources } = servicesOf(ctx, records);
+  const catalogue = calls.catalogue;
   const server = new Server(
     { name: 'gatehouse', version: '1' },
     {
@@ -128,7 +146,7 @@ function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: Fasti
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolsFor(catalogue, caller) }));
-  server.setRequestHandler(CallToolRequestSchema, (request) => calls.call(caller, request.params.name, request.params.arguments, log));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => toolResult(await calls.call(caller, request.params.name, request.params.arguments, log)));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates(caller) }));
   server.setRequestHandler(ListResourcesRequestSchema, (request) => resources.list(caller, request.params?.cursor));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(caller, request.params.uri));
