@@ -24,6 +24,7 @@ import { catalogueOf, toolsFor } from './tools.js';
 // the official SDK, stateless (docs/decisions.md): every POST is answered on its own — a server and
 // a transport made for it, a JSON response, nothing kept — so any instance answers any request.
 // Behind the same gate as /v1 (access/guard.ts) with a token whose audience is /mcp.
+// A plain `tools/call`, the bulk of an agent's traffic, skips the SDK (fast-path.ts).
 
 /** A body that is not JSON: handed to the SDK as text, which answers its JSON-RPC parse error. */
 class Unparsed {
