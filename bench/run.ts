@@ -154,6 +154,11 @@ async function requestMcpToken(g: Gatehouse): Promise<string> {
   return body.access_token;
 }
 
+/** The headers of an MCP POST with this token. */
+function mcpHeaders(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' };
+}
+
 /** The JSON-RPC body of `tools/call get_zoos` for one id (the MCP twin of GET /v1/zoos/{id}). */
 function mcpGetBody(id: string, n: number): string {
   return JSON.stringify({ jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'get_zoos', arguments: { id } } });
@@ -340,7 +345,7 @@ async function main(): Promise<void> {
   const dpopKey = newDpopKey();
   const dpopToken = wanted('gatehouse-get-dpop') && g.tokenEndpoint ? await requestDpopToken(g, dpopKey) : null;
   // The MCP server's tools/call get_zoos (stateless, a JSON answer) on the same ids: what MCP costs beside GET.
-  const mcpToken = wanted('gatehouse-mcp-get') && g.tokenEndpoint ? await requestMcpToken(g) : null;
+  const mcpToken = (wanted('gatehouse-mcp-get') || wanted('baseline-mcp-get')) && g.tokenEndpoint ? await requestMcpToken(g) : null;
   const isToolZoo = (b: any) => b?.jsonrpc === '2.0' && b.result?.isError !== true && isZoo(b.result?.structuredContent);
 
   const all: Target[] = [
@@ -369,7 +374,7 @@ async function main(): Promise<void> {
           work: {
             url: g.server.url,
             method: 'POST' as const,
-            headers: { authorization: `Bearer ${mcpToken}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' },
+            headers: mcpHeaders(mcpToken),
             paths: ['/mcp'],
             bodies: ids.map((id, n) => mcpGetBody(id, n + 1)),
           },
@@ -416,6 +421,10 @@ async function main(): Promise<void> {
             check: expectJson(isPage, '20 zoos of the city'),
           },
           { key: 'baseline-token', label: 'baseline build POST /oauth/token (client_credentials)', server: baseline, work: { url: baseline.url, method: 'POST' as const, headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/oauth/token'] }, check: expectJson(isToken, 'a token response') },
+          // The same tools/call on the baseline (its token is for /mcp too: the audience is stored as a path).
+          ...(mcpToken && wanted('baseline-mcp-get')
+            ? [{ key: 'baseline-mcp-get', label: 'baseline build MCP tools/call get_zoos', server: baseline, work: { url: baseline.url, method: 'POST' as const, headers: mcpHeaders(mcpToken), paths: ['/mcp'], bodies: ids.map((id, n) => mcpGetBody(id, n + 1)) }, check: expectJson(isToolZoo, 'a tools/call result with a zoo') }]
+            : []),
         ]
       : []),
     { key: 'oidc-token', label: 'oidc-provider POST /token (client_credentials)', server: oidc, work: { url: oidc.url, method: 'POST', headers: tokenHeaders, body: TOKEN_REQUEST_BODY, paths: ['/token'] }, check: expectJson(isToken, 'a token response') },
@@ -538,6 +547,10 @@ async function main(): Promise<void> {
     add('GET by id server CPU/req vs the baseline build', 'issue 10', getCost, fmtRatio, '≤ 1.05×', getCost <= 1.05);
     const listCost = cost('gatehouse-list', 'baseline-list');
     add('filtered list server CPU/req vs the baseline build', 'issue 10', listCost, fmtRatio, '≤ 1.05×', listCost <= 1.05);
+    if (by.has('baseline-mcp-get')) {
+      const mcpCost = cost('gatehouse-mcp-get', 'baseline-mcp-get');
+      add('MCP tools/call get_zoos server CPU/req vs the baseline build', 'issue 38', mcpCost, fmtRatio, 'lower', mcpCost < 1);
+    }
     const tokenCost = cost('gatehouse-token', 'baseline-token');
     add('token endpoint server CPU/req vs the baseline build', 'issue 10', tokenCost, fmtRatio, '≤ 1.05×', tokenCost <= 1.05);
   }
