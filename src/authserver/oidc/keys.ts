@@ -2,7 +2,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type Cry
 import type { AppContext } from '../../contract/context.js';
 import { contextCache } from '../../contract/context-cache.js';
 import { write } from '../../platform/store/write-path.js';
-import { hasCurrentIdTokenKey, insertCurrentIdTokenKey, listIdTokenKeys, type IdTokenKeyRow } from '../store/id-token-keys.js';
+import { insertCurrentIdTokenKey, insertFirstIdTokenKey, listIdTokenKeys, type IdTokenKeyRow } from '../store/id-token-keys.js';
 import { ID_TOKEN_ALGS, type IdTokenAlg } from '../model/client.js';
 
 // The keys that sign ID tokens (OpenID Connect): one current RS256 and one current ES256 key,
@@ -132,9 +132,8 @@ export function idTokenKeys(ctx: AppContext): IdTokenKeyRing {
 }
 
 /**
- * A new current key of `alg`. `onlyIfNone`: unless one exists already. A partial unique index
- * holds one current key per algorithm: of two instances making the first key at once, the
- * second's insert fails and the first's key stands.
+ * A new current key of `alg`. `onlyIfNone`: unless one exists already — of two instances making
+ * the first key at once, one key stands and the other's is dropped (insertFirstIdTokenKey).
  */
 async function addIdTokenKey(ctx: AppContext, alg: IdTokenAlg, onlyIfNone: boolean): Promise<void> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
@@ -142,15 +141,8 @@ async function addIdTokenKey(ctx: AppContext, alg: IdTokenAlg, onlyIfNone: boole
   const kid = await calculateJwkThumbprint(publicJwk);
   const privateJwk = await exportJWK(privateKey);
   const sealed = await ctx.sealer.sealForStorage(JSON.stringify(privateJwk), `id_token_key:${kid}`);
-  try {
-    await write(ctx.store, async (tx) => {
-      if (onlyIfNone && (await hasCurrentIdTokenKey(tx, alg))) return;
-      await insertCurrentIdTokenKey(tx, { id: kid, alg, privateKey: sealed, publicJwk: JSON.stringify(publicJwk), createdAt: Date.now() });
-    });
-  } catch (e) {
-    if (onlyIfNone && (await hasCurrentIdTokenKey(ctx.store, alg))) return; // another instance made it first
-    throw e;
-  }
+  const key = { id: kid, alg, privateKey: sealed, publicJwk: JSON.stringify(publicJwk), createdAt: Date.now() };
+  await write(ctx.store, async (tx) => (onlyIfNone ? void (await insertFirstIdTokenKey(tx, key)) : insertCurrentIdTokenKey(tx, key)));
 }
 
 /** `gatehouse keys rotate`: a new current key for every algorithm; the old ones stay listed until their ID tokens have expired. */

@@ -41,9 +41,20 @@ export async function insertCurrentIdTokenKey(tx: WriteTx, key: Omit<IdTokenKeyR
     .execute();
 }
 
-/** Whether a current key of this algorithm exists (read inside the write that would add one). */
-export async function hasCurrentIdTokenKey(on: On, alg: string): Promise<boolean> {
-  return (await sqlOf(on).selectFrom('id_token_keys').select('id').where('alg', '=', alg).where('retired_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+/**
+ * Adds the first current key of its algorithm, unless there is one: false then, nothing changed.
+ * One statement — the partial unique index (one current key per algorithm) settles two instances
+ * making the first key at once — and it never retires a key: a check, then a retire and insert,
+ * retired a key another instance had just committed and maybe signed with (PostgreSQL's UPDATE sees
+ * rows committed after the check).
+ */
+export async function insertFirstIdTokenKey(tx: WriteTx, key: Omit<IdTokenKeyRow, 'retiredAt'>): Promise<boolean> {
+  const result = await sqlOf(tx)
+    .insertInto('id_token_keys')
+    .values({ id: key.id, alg: key.alg, private_key: key.privateKey, public_jwk: key.publicJwk, created_at: key.createdAt, retired_at: null })
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
 /** A key's public half and algorithm by its id, current or retired (a JWT access token's `kid`: contract/jwt-access-token.ts), or null. */
