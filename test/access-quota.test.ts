@@ -22,8 +22,10 @@ test('each access token has its own quota; past it: 429 with Retry-After and Rat
     assert.equal(res.headers.get('ratelimit-limit'), '5');
     assert.equal(res.headers.get('ratelimit-remaining'), String(4 - i));
   }
-  const limited = await a.json('GET', '/v1/zoos');
+  // From a page of an origin the token's client does not list, the 429 stays unreadable (CORS: docs/oauth.md).
+  const limited = await a.json('GET', '/v1/zoos', undefined, { origin: 'https://page.example' });
   assertApiError(limited, 429);
+  assert.equal(limited.headers.get('access-control-allow-origin'), null);
   assert.ok(Number(limited.headers.get('retry-after')) >= 1);
   assert.equal(limited.headers.get('ratelimit-remaining'), '0');
   assert.ok(Number(limited.headers.get('ratelimit-reset')) >= 1);
@@ -38,6 +40,10 @@ test('requests without a valid token are counted per IP: a flood of bad tokens g
   for (let i = 0; i < 7; i++) statuses.push((await server.json('GET', '/v1/zoos', undefined, { authorization: `Bearer bad-token-${i}` })).status);
   assert.deepEqual(statuses.slice(0, 5), [401, 401, 401, 401, 401]);
   assert.deepEqual(statuses.slice(5), [429, 429]);
-  const anonymous = await server.json('GET', '/v1/zoos');
+  // Before authentication the 429 names no one: any page may read it and when to try again.
+  const anonymous = await server.json('GET', '/v1/zoos', undefined, { origin: 'https://page.example' });
   assertApiError(anonymous, 429);
+  assert.equal(anonymous.headers.get('access-control-allow-origin'), '*');
+  assert.match(anonymous.headers.get('access-control-expose-headers') ?? '', /\bRetry-After\b/);
+  assert.equal(anonymous.headers.get('access-control-allow-credentials'), null);
 });

@@ -120,10 +120,30 @@ test('an actual request: allowed only for the origins of its own token\'s client
   assert.equal((await server.json('GET', '/v1/zoos', undefined, { authorization: `Bearer ${otherToken}`, origin: SPA })).headers.get('access-control-allow-origin'), null);
 });
 
-test('no valid token: 401 without CORS headers', async () => {
-  const res = await server.json('GET', '/v1/zoos', undefined, { authorization: 'Bearer not-a-token', origin: SPA });
-  assert.equal(res.status, 401);
-  assert.equal(res.headers.get('access-control-allow-origin'), null);
+test('no valid token: the 401 is readable by any origin ("*", its challenge exposed), never with credentials', async () => {
+  for (const [origin, authorization] of [[SPA, 'Bearer not-a-token'], [STRANGER, undefined], [STRANGER, 'Basic eDp5']] as const) {
+    const res = await server.json('GET', '/v1/zoos', undefined, { origin, ...(authorization ? { authorization } : {}) });
+    assert.equal(res.status, 401);
+    assert.match(res.headers.get('www-authenticate') ?? '', /resource_metadata=/);
+    assert.equal(res.headers.get('access-control-allow-origin'), '*', origin);
+    assert.match(res.headers.get('access-control-expose-headers') ?? '', /\bWWW-Authenticate\b/);
+    assert.doesNotMatch(res.headers.get('access-control-expose-headers') ?? '', /Location|ETag|Link|X-Total-Count/);
+    assert.equal(res.headers.get('access-control-allow-credentials'), null);
+    assert.ok(varyOf(res as unknown as Response).includes('origin'));
+  }
+  // Without Origin (no browser): no CORS headers, as every other answer.
+  assert.equal((await server.json('GET', '/v1/zoos')).headers.get('access-control-allow-origin'), null);
+  // The /v1 preflight stays for the origins of clients: a stranger's page may not send the token at all.
+  assert.equal((await preflight('/v1/zoos', STRANGER, 'GET', 'authorization')).status, 403);
+});
+
+test('a valid token of another client: the 200 and its refusals (404, 405) stay unreadable', async () => {
+  const token = await tokenOf('other');
+  for (const [method, path] of [['GET', '/v1/zoos'], ['GET', '/v1/zoos/0190f4e2-0000-7000-8000-000000000000'], ['DELETE', '/v1/zoos']] as const) {
+    const res = await server.json(method, path, undefined, { authorization: `Bearer ${token}`, origin: STRANGER });
+    assert.notEqual(res.status, 401, path);
+    assert.equal(res.headers.get('access-control-allow-origin'), null, `${method} ${path}`);
+  }
 });
 
 test('/.well-known/* answers any origin', async () => {

@@ -294,15 +294,30 @@ test('the quota (api.rateLimit) counts MCP requests per token: 429 with Retry-Af
   assert.ok(Number(over.headers.get('retry-after')) >= 1);
 });
 
-test('CORS as at /v1: a preflight from a client\'s origin is 204 allowing the MCP headers; the answer carries the token\'s client\'s origin', async () => {
+test('CORS: a preflight from any origin is 204 allowing the MCP headers; the 401 is readable by any origin; the answer carries the token\'s client\'s origin only', async () => {
   const preflight = await server.fetch('/mcp', {
     method: 'OPTIONS',
     headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' },
   });
   assert.equal(preflight.status, 204);
   assert.match(preflight.headers.get('access-control-allow-headers')!, /Mcp-Protocol-Version/);
-  const stranger = await server.fetch('/mcp', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
-  assert.equal(stranger.status, 403);
+  // An MCP host in a page starts before it has registered: its preflight, then the 401 it reads (docs/mcp.md, Browsers).
+  const stranger = await server.fetch('/mcp', {
+    method: 'OPTIONS',
+    headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' },
+  });
+  assert.equal(stranger.status, 204);
+  assert.equal(stranger.headers.get('access-control-allow-origin'), 'https://evil.example');
+  assert.equal(stranger.headers.get('access-control-allow-credentials'), null);
+  const refused = await server.fetch('/mcp', {
+    method: 'POST',
+    headers: { origin: 'https://evil.example', accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(refused.status, 401);
+  assert.equal(refused.headers.get('access-control-allow-origin'), '*');
+  assert.match(refused.headers.get('access-control-expose-headers')!, /WWW-Authenticate/);
+  assert.match(refused.headers.get('www-authenticate')!, /resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/);
   const tok = await token('alice', 'zoos:read', 'mcp', server, web);
   const res = await server.fetch('/mcp', {
     method: 'POST',
@@ -311,4 +326,13 @@ test('CORS as at /v1: a preflight from a client\'s origin is 204 allowing the MC
   });
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('access-control-allow-origin'), 'https://agent.example');
+  assert.equal(res.headers.get('access-control-allow-credentials'), null);
+  // The same token from a page of another origin: the answer carries data, so no CORS headers.
+  const elsewhere = await server.fetch('/mcp', {
+    method: 'POST',
+    headers: { origin: 'https://evil.example', authorization: `Bearer ${tok}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(elsewhere.status, 200);
+  assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
 });

@@ -8,7 +8,7 @@ import type { Authenticator } from './authenticate.js';
 import { quotaStore } from './quota-store.js';
 
 // The gate in front of a resource server's routes, one rule for both faces (/v1 and /mcp): who is
-// calling (the token, for this resource), CORS for the token's client, the quota per token (per IP
+// calling (the token, for this resource), CORS (cors.ts), the quota per token (per IP
 // before authentication), the 401 before the body is read, a MAC's bodyhash once it has been.
 
 /** Told of every request the quota (api.rateLimit) refuses with 429 (the metrics count them). */
@@ -29,7 +29,8 @@ export async function guardResourceScope(api: FastifyInstance, ctx: AppContext, 
     if (who instanceof ApiError) request.authFailure = who;
     else request.caller = who;
   });
-  // CORS for an actual request: the token's client's origins (preflights never get this far).
+  // CORS for an actual request: a refusal to any origin, an answer to the token's client's origins
+  // (preflights never get this far).
   api.addHook('onRequest', (request, reply, done) => {
     if (request.headers.origin !== undefined) allowCallerOrigin(request, reply);
     done();

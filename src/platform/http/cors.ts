@@ -6,10 +6,13 @@ import { forbidden } from './errors.js';
 // delegator at onRequest, before anything else reads the request:
 // - `/.well-known/*`: any origin (public metadata).
 // - the token, revocation, userinfo and JWKS endpoints: the origins of registered clients.
-// - `/v<n>/*` and `/mcp` preflights (OPTIONS with Access-Control-Request-Method, no token): 204 when some
-//   client lists the Origin, else 403 JSON. An actual resource request is answered for the
-//   origins of its token's own client, which is known only once the token is checked: the
-//   resource server adds those headers itself (api/access/cors.ts) with CORS_EXPOSED_HEADERS.
+// - `/v<n>/*` preflights (OPTIONS with Access-Control-Request-Method, no token): 204 when some
+//   client lists the Origin, else 403 JSON. `/mcp` preflights: 204 for any origin, since an MCP
+//   host in a page must send its first POST (answered 401, where the MCP authorization flow
+//   starts) before it can have registered. A preflight allows sending, never reading: what the
+//   page may read is decided by the actual answer, which the resource server gives its headers
+//   itself once the token is checked (api/access/cors.ts): a refusal without a valid token to
+//   any origin, an answer to a token to its own client's origins, with CORS_EXPOSED_HEADERS.
 // Never credentials mode: browser apps send bearer tokens, not cookies.
 
 export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID, DPoP, Mcp-Protocol-Version, Mcp-Session-Id';
@@ -83,7 +86,8 @@ export async function registerCors(app: FastifyInstance, paths: CorsPaths, origi
     if (paths.registration !== undefined && (path === paths.registration || path.startsWith(`${paths.registration}/`))) return { options: REGISTRATION };
     const api = path === apiRoot || path.startsWith(apiPrefix) || path === paths.mcp;
     if (!api && !oauth.has(path)) return { options: SKIP };
-    if (api && !preflight) return { options: SKIP }; // the token's client decides: api/access/cors.ts
+    if (api && !preflight) return { options: SKIP }; // the token decides: api/access/cors.ts
+    if (path === paths.mcp) return { options: API_PREFLIGHT }; // any origin: see above
     return { ask: api ? 'api' : 'oauth', origin, preflight };
   };
   const delegator = (request: FastifyRequest, callback: (error: Error | null, options?: FastifyCorsOptions) => void) => {
