@@ -3,7 +3,8 @@
 // `notifications/resources/updated` arrives for a followed record changed through /v1 or a tool, or
 // deleted; unsubscribe stops it; another user's record, a forged or another caller's session id, a
 // subscribe without a session are refused; a revoked token ends the stream within a second; the
-// limit holds under concurrent subscribes. Then two instances on PostgreSQL and Redis: subscribed
+// limit holds under concurrent subscribes; a stream resumed with Last-Event-ID catches up, and a
+// new stream of a session replaces the previous one. Then two instances on PostgreSQL and Redis: subscribed
 // through A, streamed from B, written on either.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -196,6 +197,53 @@ test('a revoked token ends the session stream within about a second', async () =
   })();
   const took = await Promise.race([ended, sleep(3000).then(() => Infinity)]);
   assert.ok(took < 1500, `the stream ended ${took} ms after the revocation`);
+});
+
+/** A raw GET /mcp stream of a session: its frames as they come, and whether it has ended. */
+async function rawStream(tok: string, session: string, lastEventId?: string) {
+  const res = await server.fetch('/mcp', {
+    headers: { authorization: `Bearer ${tok}`, accept: 'text/event-stream', 'mcp-session-id': session, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  const state = { text: '', ended: false };
+  void (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return void (state.ended = true);
+      state.text += Buffer.from(value!).toString();
+    }
+  })();
+  const waitFor = async (check: () => boolean, what: string) => {
+    const deadline = Date.now() + 3000;
+    while (!check() && Date.now() < deadline) await sleep(20);
+    assert.ok(check(), what);
+  };
+  return { state, waitFor, cancel: () => reader.cancel().catch(() => undefined) };
+}
+
+test('a stream resumed with Last-Event-ID gets the notification of a change made while it was away; a new stream of the session replaces the previous one', async () => {
+  const mcp = await token(server, 'alice', 'mcp', rp);
+  const v1 = await token(server, 'alice', 'v1', apiClient);
+  const zoo = await createZoo(server, v1, 'Resumed');
+  const uri = `gatehouse://zoos/${zoo}`;
+  const session = await initialize(mcp);
+  assert.ok((await rpc(mcp, 'resources/subscribe', { uri }, { 'mcp-session-id': session })).body.result);
+  const feed = await server.json('GET', '/v1/events?collections=zoos', undefined, { authorization: `Bearer ${v1}` });
+  const before = feed.body[feed.body.length - 1].id as string;
+  assert.equal((await server.json('PATCH', `/v1/zoos/${zoo}`, { city: 'Away' }, { authorization: `Bearer ${v1}` })).status, 200);
+
+  const first = await rawStream(mcp, session, before);
+  await first.waitFor(() => first.state.text.includes(uri), 'the missed change is notified on resuming');
+  const frame = /id: (\d+)\nevent: message\ndata: (.*)\n\n/.exec(first.state.text)!;
+  assert.ok(Number(frame[1]) > Number(before));
+  assert.deepEqual(JSON.parse(frame[2]), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } });
+
+  const second = await rawStream(mcp, session);
+  await first.waitFor(() => first.state.ended, 'the previous stream of the session ends');
+  assert.equal((await server.json('PATCH', `/v1/zoos/${zoo}`, { city: 'Back' }, { authorization: `Bearer ${v1}` })).status, 200);
+  await second.waitFor(() => second.state.text.includes(uri), 'the new stream gets the next change');
+  await second.cancel();
 });
 
 test('the limit of subscriptions per session holds when subscribes race each other', async () => {

@@ -89,8 +89,8 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
           : await transport.handleRequest(parsedRequest(url, request.headers), { parsedBody: request.body });
       reply.code(response.status);
       response.headers.forEach((value, key) => void reply.header(key, value));
-      const issued = response.ok ? await sessionToAnswer(ctx, caller, request.body) : null;
-      if (issued) reply.header('mcp-session-id', issued);
+      const issued = response.ok ? sessionToAnswer(ctx, caller, request.body) : null;
+      if (issued) reply.header('mcp-session-id', await issued);
       const text = await response.text();
       return reply.send(text === '' ? undefined : text);
     };
