@@ -70,8 +70,8 @@ async function createZoo(s: TestServer, v1Token: string, name: string): Promise<
   return r.body.id;
 }
 
-async function rpc(tok: string, method: string, params: Json, headers: Record<string, string> = {}) {
-  const res = await server.fetch('/mcp', {
+async function rpc(tok: string, method: string, params: Json, headers: Record<string, string> = {}, s = server) {
+  const res = await s.fetch('/mcp', {
     method: 'POST',
     headers: { authorization: `Bearer ${tok}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL, ...headers },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
@@ -80,8 +80,8 @@ async function rpc(tok: string, method: string, params: Json, headers: Record<st
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
-async function initialize(tok: string): Promise<string> {
-  const r = await rpc(tok, 'initialize', { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+async function initialize(tok: string, s = server): Promise<string> {
+  const r = await rpc(tok, 'initialize', { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } }, {}, s);
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.result.capabilities.resources.subscribe, true);
   const id = r.headers.get('mcp-session-id');
@@ -200,8 +200,8 @@ test('a revoked token ends the session stream within about a second', async () =
 });
 
 /** A raw GET /mcp stream of a session: its frames as they come, and whether it has ended. */
-async function rawStream(tok: string, session: string, lastEventId?: string) {
-  const res = await server.fetch('/mcp', {
+async function rawStream(tok: string, session: string, lastEventId?: string, at: { s: TestServer; url: string } = { s: server, url: `${server.url}/mcp` }) {
+  const res = await at.s.fetch(at.url, {
     headers: { authorization: `Bearer ${tok}`, accept: 'text/event-stream', 'mcp-session-id': session, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
   });
   assert.equal(res.status, 200);
@@ -291,6 +291,18 @@ test('two instances on PostgreSQL and Redis: subscribed through A, the stream on
     assert.equal((await b.json('PATCH', `https://127.0.0.1:${portB}/v1/zoos/${zoo}`, { city: 'Written on B' }, { authorization: `Bearer ${v1}` })).status, 200);
     await until(uri, 2);
     await sdk.close();
+
+    // One stream per session across instances: a stream opened on A replaces the one on B, which
+    // gets nothing more and ends at the session's next notification.
+    const session = await initialize(mcp, a);
+    assert.ok((await rpc(mcp, 'resources/subscribe', { uri }, { 'mcp-session-id': session }, a)).body.result);
+    const onB = await rawStream(mcp, session, undefined, { s: b, url: `https://127.0.0.1:${portB}/mcp` });
+    const onA = await rawStream(mcp, session, undefined, { s: a, url: `${publicUrl}/mcp` });
+    assert.equal((await a.json('PATCH', `/v1/zoos/${zoo}`, { city: 'Once' }, { authorization: `Bearer ${v1}` })).status, 200);
+    await onA.waitFor(() => onA.state.text.includes(uri), 'the newer stream is notified');
+    await onB.waitFor(() => onB.state.ended, 'the replaced stream on the other instance ends');
+    assert.ok(!onB.state.text.includes(uri), 'and was not notified: no message on two streams');
+    await onA.cancel();
   } finally {
     await Promise.all(started.map((s) => s.cleanup()));
     await database.drop();

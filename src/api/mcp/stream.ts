@@ -70,7 +70,8 @@ class SessionStream {
 /** The MCP streams of this process, fed from the event bus (one per context: sessionStreams(ctx)). */
 class SessionStreams {
   private readonly streams = new Map<string, SessionStream>();
-  private stopBus: Promise<() => void> | null = null;
+  private stopListening: (() => void) | null = null;
+  private listening: Promise<void> | null = null;
   private delivering: Promise<void> = Promise.resolve();
 
   constructor(private readonly ctx: AppContext) {}
@@ -84,19 +85,15 @@ class SessionStreams {
     this.streams.set(session.id, mine);
     previous?.stream?.end();
     try {
-      this.stopBus ??= bus.subscribe(
-        (events) => void (this.delivering = this.delivering.then(() => this.deliver(events))),
-        () => this.endAll(),
-      );
-      await this.stopBus;
+      await this.listen();
       await write(this.ctx.store, (tx) => claimStream(tx, session, mine.name));
+      mine.claimed = true;
+      mine.sent = after ?? bus.position;
+      mine.stream = await holdStream(this.ctx, request, reply, watch, () => this.release(mine));
     } catch (e) {
       this.release(mine);
       throw e;
     }
-    mine.claimed = true;
-    mine.sent = after ?? bus.position;
-    mine.stream = await holdStream(this.ctx, request, reply, watch, () => this.release(mine));
     if (this.streams.get(session.id) !== mine) return mine.stream.end(); // replaced while opening
     if (after !== null) {
       try {
@@ -117,17 +114,30 @@ class SessionStreams {
     for (const { events, uris } of queued) mine.write(events, uris);
   }
 
+  /** Listens to the bus while this instance holds streams (batches delivered one after the other, in order). */
+  private async listen(): Promise<void> {
+    if (this.stopListening) return;
+    this.listening ??= eventBus(this.ctx)
+      .subscribe(
+        (events) => void (this.delivering = this.delivering.then(() => this.deliver(events)).catch(() => undefined)),
+        () => this.endAll(),
+      )
+      .then((stop) => void (this.stopListening = stop))
+      .finally(() => (this.listening = null));
+    await this.listening;
+  }
+
   private release(stream: SessionStream): void {
     if (this.streams.get(stream.session.id) === stream) this.streams.delete(stream.session.id);
-    if (this.streams.size === 0 && this.stopBus) {
-      const stopping = this.stopBus;
-      this.stopBus = null;
-      void stopping.then((stop) => stop());
+    if (this.streams.size === 0 && this.stopListening) {
+      this.stopListening();
+      this.stopListening = null;
     }
   }
 
+  /** The bus stops (the server is closing): the streams end, they would hold its connections open. */
   private endAll(): void {
-    this.stopBus = null;
+    this.stopListening = null;
     for (const s of [...this.streams.values()]) s.stream?.end();
   }
 
