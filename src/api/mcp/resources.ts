@@ -21,17 +21,7 @@ function rpcError(e: ApiError): McpError {
   return new McpError(e.status === 404 || e.status === 410 ? -32002 : ErrorCode.InvalidParams, `${e.status} ${e.message}${detail ? ` (${detail})` : ''}`);
 }
 
-function asRpc<T>(work: () => T): T {
-  const rethrow = (e: unknown): never => {
-    throw e instanceof ApiError ? rpcError(e) : e;
-  };
-  try {
-    const out = work();
-    return (out instanceof Promise ? out.catch(rethrow) : out) as T;
-  } catch (e) {
-    return rethrow(e);
-  }
-}
+const asRpc = (e: unknown): unknown => (e instanceof ApiError ? rpcError(e) : e);
 
 export class RecordResources {
   constructor(
@@ -66,7 +56,7 @@ export class RecordResources {
 
   /** A record URI's collection and id: invalid params for anything else, not found for an unknown collection. */
   address(uri: string): { model: CollectionModel; id: string } {
-    return asRpc(() => {
+    try {
       const m = /^gatehouse:\/\/([a-z][a-z0-9_]*)\/([^/?#]+)$/.exec(uri);
       if (!m) throw badRequest('Not a record URI', { uri: `must be ${SCHEME}<collection>/<id>` });
       const model = this.ctx.collections.get(m[1]);
@@ -78,25 +68,24 @@ export class RecordResources {
         throw badRequest('Not a record URI', { uri: 'has a malformed escape' });
       }
       return { model, id };
-    });
+    } catch (e) {
+      throw asRpc(e);
+    }
   }
 
   /** The record a URI names, if this caller may read it: the refusals of GET /v1/<collection>/<id> (scope, ownership, missing, deleted). */
   async record(caller: Caller, uri: string): Promise<{ model: CollectionModel; row: RecordRow }> {
     const { model, id } = this.address(uri);
-    return asRpc(async () => {
+    try {
       decideAccess(caller, model.name, 'GET', RECORD_METHODS);
       return { model, row: await this.records.read({ model, parentId: null }, caller, id) };
-    });
+    } catch (e) {
+      throw asRpc(e);
+    }
   }
 
   async read(caller: Caller, uri: string) {
     const { model, row } = await this.record(caller, uri);
     return { contents: [{ uri, mimeType: MIME, text: this.records.resourceJson(model, row) }] };
   }
-}
-
-/** A record's URI as notifications name it. */
-export function recordUri(collection: string, id: string): string {
-  return `${SCHEME}${collection}/${encodeURIComponent(id)}`;
 }
