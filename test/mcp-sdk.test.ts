@@ -143,9 +143,10 @@ test('read and write: create, list with filters, get, update, delete through the
 });
 
 test('a token from the SDK flow is for /mcp only: 401 at /v1', async () => {
-  const { provider } = await connectAs('alice', ['zoos:read']);
+  const { client, provider } = await connectAs('alice', ['zoos:read']);
   const r = await server.json('GET', '/v1/zoos', undefined, { authorization: `Bearer ${provider.saved!.access_token}` });
   assert.equal(r.status, 401);
+  await client.close(); // its session's GET stream would hold the test server's connections open
 });
 
 test('docs/mcp.md: a public client registered with the CLI, returned by clientInformation(), no registration; a longer validity chosen', async () => {

@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createSession } from 'better-sse';
 import type { AppContext } from '../contract/context.js';
 import type { Caller } from '../contract/caller.js';
 import { scopeName } from '../contract/scope-name.js';
-import { onRevocation } from '../contract/revocation-notices.js';
 import {
   ADMIN_EVENT_TYPES,
   EventSelection,
@@ -20,6 +18,7 @@ import { routeMethods } from '../platform/http/routes.js';
 import type { Authenticator } from './access/authenticate.js';
 import type { Links } from './links.js';
 import { MAX_WAIT_S } from './parameters.js';
+import { holdStream, sendStreamHead, type HeldStream, type StreamWatch } from './sse-stream.js';
 
 // GET /v1/events (docs/events.md#the-feed-get-v1events): the outbox as a token may see it — the events of the
 // records it could GET (the collection's read scope; in `owner` collections, its subject's own
@@ -27,11 +26,7 @@ import { MAX_WAIT_S } from './parameters.js';
 // the framing and the keep-alive comment). The admin side's types are never here
 // (/admin/v1/events shows them to admins).
 
-const KEEP_ALIVE_MS = 15_000;
-/** How often a stream checks its token again: with the token cache's 500 ms, a revocation anywhere ends it within 1 s. */
-const RECHECK_MS = 500;
 const CATCH_UP_BATCH = 500;
-const MAX_UNSENT_BYTES = 1 << 20;
 const ADMIN_TYPES: ReadonlySet<string> = new Set(ADMIN_EVENT_TYPES);
 const RESOURCE_TYPES: ReadonlySet<string> = new Set(RESOURCE_EVENT_TYPES);
 
@@ -142,9 +137,8 @@ export function wantsStream(request: FastifyRequest): boolean {
 }
 
 /**
- * Streams the selection as Server-Sent Events: first what came after the resume point (if any),
- * then each new event as it is committed; ends when `stillValid` says no, the client leaves, or
- * at `endsAt`.
+ * Streams the selection as Server-Sent Events (sse-stream.ts): first what came after the resume
+ * point (if any), then each new event as it is committed.
  */
 export async function streamEvents(
   ctx: AppContext,
@@ -152,68 +146,43 @@ export async function streamEvents(
   reply: FastifyReply,
   selection: EventSelection,
   after: number | null,
-  watch: { endsAt: number; stillValid: () => Promise<boolean> },
+  watch: StreamWatch,
 ): Promise<void> {
-  if (request.method === 'HEAD') {
-    // The stream's headers without a stream: a HEAD is answered at once.
-    return void reply.headers(outgoingHeaders(reply)).type('text/event-stream').send();
-  }
+  if (request.method === 'HEAD') return void sendStreamHead(reply);
   const bus = eventBus(ctx);
   let sent = after ?? 0;
   let live = after === null; // with no resume point, only new events
   const pending: StoredEvent[] = [];
-  let session: Awaited<ReturnType<typeof createSession>> | null = null;
-  let ended = false;
+  let stream: HeldStream | null = null;
+  let stopped = false;
   const send = (events: readonly StoredEvent[]) => {
     const fresh = events.filter((e) => e.id > sent && selection.matches(e));
-    if (!fresh.length || !session?.isConnected) return;
-    // A reader that does not keep up is let go rather than buffered without bound: it resumes
-    // with Last-Event-ID and gets what it missed from the database.
-    if (reply.raw.writableLength > MAX_UNSENT_BYTES) return end();
-    reply.raw.write(fresh.length === 1 ? sseFrame(fresh[0]) : fresh.map(sseFrame).join(''));
-    sent = fresh[fresh.length - 1].id;
+    if (!fresh.length || !stream) return;
+    if (stream.write(fresh.length === 1 ? sseFrame(fresh[0]) : fresh.map(sseFrame).join(''))) sent = fresh[fresh.length - 1].id;
   };
-  const timers: NodeJS.Timeout[] = [];
-  let stopRevocations: () => void = () => undefined;
-  let unsubscribe: () => void = () => undefined;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    unsubscribe();
-    stopRevocations();
-    for (const t of timers) clearTimeout(t);
-    if (!reply.raw.writableEnded) reply.raw.end();
-  };
-  unsubscribe = await bus.subscribe((events) => {
-    if (live) send(events);
-    else pending.push(...events);
-  }, end);
+  const unsubscribe = await bus.subscribe(
+    (events) => {
+      if (live) send(events);
+      else pending.push(...events);
+    },
+    () => {
+      stopped = true;
+      stream?.end();
+    },
+  );
   if (live) sent = Math.max(sent, bus.position);
-  reply.hijack();
-  session = await createSession(request.raw, reply.raw, {
-    headers: outgoingHeaders(reply),
-    keepAlive: KEEP_ALIVE_MS,
-    retry: null,
-    trustClientEventId: false,
-  });
-  session.on('disconnected', end);
-  request.raw.once('close', end);
-  // The token's own end, and a revocation anywhere (checked again every RECHECK_MS, at once on a notice here).
-  timers.push(setTimeout(end, Math.min(Math.max(watch.endsAt - Date.now(), 0), 2 ** 31 - 1)));
-  const recheck = () => void watch.stillValid().then((ok) => ok || end(), () => undefined);
-  const interval = setInterval(recheck, RECHECK_MS);
-  timers.push(interval);
-  stopRevocations = onRevocation(ctx, recheck);
+  stream = await holdStream(ctx, request, reply, watch, unsubscribe);
+  if (stopped) return stream.end();
   if (!live) {
     try {
       for (;;) {
         const page = await readSelected(ctx, selection, sent, CATCH_UP_BATCH);
         send(page);
-        if (page.length < CATCH_UP_BATCH || ended) break;
+        if (page.length < CATCH_UP_BATCH || stream.ended) break;
       }
     } catch (e) {
       request.log.warn(`event stream: cannot read the events to catch up: ${(e as Error).message}`);
-      end();
+      stream.end();
       return;
     }
     live = true;
@@ -239,15 +208,6 @@ export function sseFrame(e: StoredEvent): string {
     frameOf.set(e, (frame = `id: ${e.id}\nevent: ${e.type}\n${data}\n`));
   }
   return frame;
-}
-
-/** The headers set so far by the hooks (security policy, CORS): a hijacked reply must send them itself. */
-function outgoingHeaders(reply: FastifyReply): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) out[k] = Array.isArray(v) ? v : String(v);
-  out['cache-control'] = 'no-store';
-  out['x-accel-buffering'] = 'no';
-  return out;
 }
 
 export function registerEventRoutes(api: FastifyInstance, v: string, ctx: AppContext, authenticator: Authenticator, links: Links): void {

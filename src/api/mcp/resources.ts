@@ -6,6 +6,8 @@ import { scopeName } from '../../contract/scope-name.js';
 import { decideAccess } from '../access/decide.js';
 import { parseListQuery } from '../query.js';
 import type { Records } from '../records.js';
+import type { CollectionModel } from '../../contract/collections.js';
+import type { RecordRow } from '../store/records.js';
 
 // Records as MCP resources (docs/mcp.md): `gatehouse://<collection>/<id>`, readable under
 // <collection>:read through the same access decision and resource service as GET /v1/<collection>/<id>.
@@ -18,6 +20,8 @@ function rpcError(e: ApiError): McpError {
   const detail = Object.entries(e.detail).map(([k, v]) => `${k}: ${v}`).join('; ');
   return new McpError(e.status === 404 || e.status === 410 ? -32002 : ErrorCode.InvalidParams, `${e.status} ${e.message}${detail ? ` (${detail})` : ''}`);
 }
+
+const asRpc = (e: unknown): unknown => (e instanceof ApiError ? rpcError(e) : e);
 
 export class RecordResources {
   constructor(
@@ -50,18 +54,38 @@ export class RecordResources {
     return { resources };
   }
 
-  async read(caller: Caller, uri: string) {
+  /** A record URI's collection and id: invalid params for anything else, not found for an unknown collection. */
+  address(uri: string): { model: CollectionModel; id: string } {
     try {
       const m = /^gatehouse:\/\/([a-z][a-z0-9_]*)\/([^/?#]+)$/.exec(uri);
       if (!m) throw badRequest('Not a record URI', { uri: `must be ${SCHEME}<collection>/<id>` });
       const model = this.ctx.collections.get(m[1]);
       if (!model) throw notFound(`No collection named ${m[1]}`, { uri: 'names no collection' });
-      decideAccess(caller, model.name, 'GET', RECORD_METHODS);
-      const row = await this.records.read({ model, parentId: null }, caller, decodeURIComponent(m[2]));
-      return { contents: [{ uri, mimeType: MIME, text: this.records.resourceJson(model, row) }] };
+      let id: string;
+      try {
+        id = decodeURIComponent(m[2]);
+      } catch {
+        throw badRequest('Not a record URI', { uri: 'has a malformed escape' });
+      }
+      return { model, id };
     } catch (e) {
-      if (e instanceof ApiError) throw rpcError(e);
-      throw e;
+      throw asRpc(e);
     }
+  }
+
+  /** The record a URI names, if this caller may read it: the refusals of GET /v1/<collection>/<id> (scope, ownership, missing, deleted). */
+  async record(caller: Caller, uri: string): Promise<{ model: CollectionModel; row: RecordRow }> {
+    const { model, id } = this.address(uri);
+    try {
+      decideAccess(caller, model.name, 'GET', RECORD_METHODS);
+      return { model, row: await this.records.read({ model, parentId: null }, caller, id) };
+    } catch (e) {
+      throw asRpc(e);
+    }
+  }
+
+  async read(caller: Caller, uri: string) {
+    const { model, row } = await this.record(caller, uri);
+    return { contents: [{ uri, mimeType: MIME, text: this.records.resourceJson(model, row) }] };
   }
 }

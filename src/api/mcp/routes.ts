@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
 import { resourceNamed } from '../../contract/resources.js';
@@ -18,11 +18,16 @@ import { ToolCalls, toolResult } from './calls.js';
 import { plainToolCall, toolCallFailure, toolCallResponse } from './fast-path.js';
 import { RecordResources } from './resources.js';
 import { catalogueOf, toolsFor } from './tools.js';
+import { sessionOf, sessionToAnswer, type McpSession } from './sessions.js';
+import { sessionStreamRoute } from './stream.js';
+import { Subscriptions } from './subscriptions.js';
 
 // `{publicUrl}/mcp`: the Model Context Protocol server (docs/mcp.md), a second face of the resource
 // server over the same collections, records and access rules as /v1. Streamable HTTP transport of
 // the official SDK, stateless (docs/decisions.md): every POST is answered on its own — a server and
-// a transport made for it, a JSON response, nothing kept — so any instance answers any request.
+// a transport made for it, a JSON response, nothing kept — so any instance answers any request. A
+// session (sessions.ts: an id that verifies itself, answered to initialize) only lets a client's
+// resource subscriptions (subscriptions.ts) meet its GET stream (stream.ts) on whichever instance.
 // Behind the same gate as /v1 (access/guard.ts) with a token whose audience is /mcp.
 // A plain `tools/call`, the bulk of an agent's traffic, skips the SDK (fast-path.ts).
 
@@ -63,6 +68,8 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
     });
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
       const caller = request.caller!;
+      // The session it names, if any: 404 for one forged, expired or another caller's, on either path.
+      const session = await sessionOf(ctx, request);
       const call = plainToolCall(request);
       if (call) {
         const { calls } = servicesOf(ctx, records);
@@ -74,8 +81,8 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
         }
         return reply.code(200).header('content-type', 'application/json').send(answer);
       }
-      const server = mcpServer(ctx, records, caller, request.log);
-      // Stateless: no session id; answers as JSON rather than a stream (every answer is ready at once).
+      const server = mcpServer(ctx, records, caller, request.log, session);
+      // The SDK's transport keeps no session (sessions.ts has them); answers as JSON rather than a stream (every answer is ready at once).
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       // Not closed after: the answer is sent once every handler has answered, so nothing is pending,
@@ -88,12 +95,14 @@ export async function registerMcpServer(app: FastifyInstance, ctx: AppContext, r
           : await transport.handleRequest(parsedRequest(url, request.headers), { parsedBody: request.body });
       reply.code(response.status);
       response.headers.forEach((value, key) => void reply.header(key, value));
+      const issued = response.ok ? sessionToAnswer(ctx, caller, request.body) : null;
+      if (issued) reply.header('mcp-session-id', await issued);
       const text = await response.text();
       return reply.send(text === '' ? undefined : text);
     };
-    // GET (a server-to-client stream) and DELETE (end a session) mean nothing without sessions: 405,
-    // as the SDK answers them. The SDK negotiates (a POST must accept JSON and event streams: 406).
-    routeMethods(scope, '/mcp', { POST: handle }, { config: { negotiates: true } });
+    // GET is a session's stream (stream.ts; 405 without a session); DELETE is 405: a session ends
+    // at its expiry (docs/decisions.md). The SDK negotiates (a POST must accept JSON and event streams: 406).
+    routeMethods(scope, '/mcp', { POST: handle, GET: sessionStreamRoute(ctx, authenticator) }, { config: { negotiates: true } });
   });
 }
 
@@ -119,29 +128,34 @@ function parsedRequest(url: string, headers: NodeHeaders): Request {
   return { method: 'POST', url, headers: view, body: null } as unknown as Request;
 }
 
-const tools = new WeakMap<Records, { calls: ToolCalls; resources: RecordResources }>();
+type Services = { calls: ToolCalls; resources: RecordResources; subscriptions: Subscriptions };
+
+const tools = new WeakMap<Records, Services>();
 /**
  * The SDK's JSON Schema validator (for elicitation, which this server never asks for): one for the
  * process. Left to the SDK, every per-request server makes its own Ajv — most of a request's CPU.
  */
 let validator: AjvJsonSchemaValidator | undefined;
 
-/** The tool calls and record resources over these records, made again when a config reload changes the collections. */
-function servicesOf(ctx: AppContext, records: Records): { calls: ToolCalls; resources: RecordResources } {
+/** The tool calls, record resources and subscriptions over these records, made again when a config reload changes the collections. */
+function servicesOf(ctx: AppContext, records: Records): Services {
   let made = tools.get(records);
   const catalogue = catalogueOf(ctx.collections, ctx.config.api);
-  if (!made || made.calls.catalogue !== catalogue) tools.set(records, (made = { calls: new ToolCalls(ctx, records, catalogue), resources: new RecordResources(ctx, records) }));
+  if (!made || made.calls.catalogue !== catalogue) {
+    const resources = new RecordResources(ctx, records);
+    tools.set(records, (made = { calls: new ToolCalls(ctx, records, catalogue), resources, subscriptions: new Subscriptions(ctx, resources) }));
+  }
   return made;
 }
 
 /** The MCP server of one request, for its caller: the tools its scopes allow, and the records it may read as resources. */
-function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: FastifyBaseLogger): Server {
-  const { calls, resources } = servicesOf(ctx, records);
+function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: FastifyBaseLogger, session: McpSession | null): Server {
+  const { calls, resources, subscriptions } = servicesOf(ctx, records);
   const catalogue = calls.catalogue;
   const server = new Server(
     { name: 'gatehouse', version: '1' },
     {
-      capabilities: { tools: { listChanged: false }, resources: {} },
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true } },
       jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
       instructions: 'The collections of this gatehouse deployment, as tools: list_, get_, create_, update_ and delete_<collection>, as far as the access token allows.',
     },
@@ -151,5 +165,7 @@ function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: Fasti
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates(caller) }));
   server.setRequestHandler(ListResourcesRequestSchema, (request) => resources.list(caller, request.params?.cursor));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(caller, request.params.uri));
+  server.setRequestHandler(SubscribeRequestSchema, (request) => subscriptions.subscribe(caller, session, request.params.uri));
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => subscriptions.unsubscribe(session, request.params.uri));
   return server;
 }

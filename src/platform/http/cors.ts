@@ -17,7 +17,7 @@ import { forbidden } from './errors.js';
 
 export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-Match, Idempotency-Key, X-HTTP-Method-Override, Last-Event-ID, DPoP, Mcp-Protocol-Version, Mcp-Session-Id';
 export const CORS_EXPOSED_HEADERS =
-  'Location, ETag, Link, X-Total-Count, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate';
+  'Location, ETag, Link, X-Total-Count, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate, Mcp-Session-Id';
 /** How long a browser may reuse a preflight's answer (seconds). */
 export const CORS_MAX_AGE = 600;
 

@@ -594,6 +594,35 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
         await db.schema.createIndex('pushed_requests_expiry').on('pushed_requests').column('expires_at').execute();
       },
     },
+    '0019_mcp_sessions': {
+      // MCP resource subscriptions (docs/mcp.md#following-changes): a session's row once it
+      // subscribes or opens its stream (the id is the random part of its self-verifying session id;
+      // `subscriptions` counts its rows below, so the limit holds under concurrent subscribes;
+      // `stream` names its current GET stream), and one row per record it follows.
+      async up(db: Kysely<any>) {
+        const ms = t('integer') as 'bigint';
+        await db.schema
+          .createTable('mcp_sessions')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('client_id', 'text', (c) => c.notNull())
+          .addColumn('subscriptions', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('stream', 'text')
+          .addColumn('expires_at', ms, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('mcp_sessions_expiry').on('mcp_sessions').column('expires_at').execute();
+        await db.schema
+          .createTable('mcp_subscriptions')
+          .addColumn('session_id', 'text', (c) => c.notNull())
+          .addColumn('collection', 'text', (c) => c.notNull())
+          .addColumn('record_id', 'text', (c) => c.notNull())
+          .addColumn('uri', 'text', (c) => c.notNull())
+          .addColumn('created_at', ms, (c) => c.notNull())
+          .addPrimaryKeyConstraint('mcp_subscriptions_pk', ['session_id', 'collection', 'record_id'])
+          .execute();
+        await db.schema.createIndex('mcp_subscriptions_record').on('mcp_subscriptions').columns(['collection', 'record_id']).execute();
+      },
+    },
   };
 }
 

@@ -193,6 +193,28 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+/** An MCP session that follows records or holds a stream (docs/mcp.md#following-changes). */
+export interface McpSessionsTable {
+  /** The random part of its session id (the id itself is signed, not stored). */
+  id: string;
+  subject: string;
+  client_id: string;
+  /** How many rows of mcp_subscriptions it has: raised by a conditional update, so the limit holds under races. */
+  subscriptions: number;
+  /** Its current GET stream's random name: a stream elsewhere with another name was replaced. */
+  stream: string | null;
+  expires_at: number;
+}
+
+export interface McpSubscriptionsTable {
+  session_id: string;
+  collection: string;
+  record_id: string;
+  /** The URI as the client subscribed with it: what its notifications name. */
+  uri: string;
+  created_at: number;
+}
+
 export interface TombstonesTable {
   collection: string;
   id: string;
@@ -252,6 +274,8 @@ export interface Database {
   client_registrations: ClientRegistrationsTable;
   pushed_requests: PushedRequestsTable;
   device_codes: DeviceCodesTable;
+  mcp_sessions: McpSessionsTable;
+  mcp_subscriptions: McpSubscriptionsTable;
 }
 
 /** A mail queued with the change it tells about (docs/users.md): sent after the commit, retried. */

@@ -1,0 +1,126 @@
+import { count, sqlOf, type On } from '../../platform/store/sql.js';
+import type { WriteTx } from '../../platform/store/write-path.js';
+
+// Owner of `mcp_sessions` and `mcp_subscriptions` (docs/mcp.md#following-changes): the records an
+// MCP session follows, read by whichever instance holds the session's stream. A session has a row
+// here only once it subscribes or opens a stream (its id verifies itself: api/mcp/sessions.ts); both
+// go with the session's expiry (the sweeper).
+
+export interface SessionRow {
+  id: string;
+  subject: string;
+  clientId: string;
+  expiresAt: number;
+}
+
+export interface FollowedRecord {
+  collection: string;
+  recordId: string;
+}
+
+/** A subscription as the stream instance reads it, with the name of the session's current stream. */
+export interface Subscriber extends FollowedRecord {
+  sessionId: string;
+  uri: string;
+  stream: string | null;
+}
+
+async function ensureSession(tx: WriteTx, s: SessionRow): Promise<void> {
+  await sqlOf(tx)
+    .insertInto('mcp_sessions')
+    .values({ id: s.id, subject: s.subject, client_id: s.clientId, subscriptions: 0, stream: null, expires_at: s.expiresAt })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
+/**
+ * Follows a record: `full` when the session has `limit` subscriptions already. The count is raised
+ * by a conditional update of the session's row before the insert, so subscribes racing each other
+ * wait for that row's lock and cannot pass the limit together.
+ */
+export async function addSubscription(tx: WriteTx, session: SessionRow, record: FollowedRecord & { uri: string }, limit: number, now: number): Promise<'added' | 'already' | 'full'> {
+  const db = sqlOf(tx);
+  await ensureSession(tx, session);
+  const existing = await db
+    .selectFrom('mcp_subscriptions')
+    .select('uri')
+    .where('session_id', '=', session.id)
+    .where('collection', '=', record.collection)
+    .where('record_id', '=', record.recordId)
+    .executeTakeFirst();
+  if (existing) return 'already';
+  const raised = await db
+    .updateTable('mcp_sessions')
+    .set((eb) => ({ subscriptions: eb('subscriptions', '+', 1) }))
+    .where('id', '=', session.id)
+    .where('subscriptions', '<', limit)
+    .executeTakeFirst();
+  if (count(raised) === 0) return 'full';
+  const inserted = await db
+    .insertInto('mcp_subscriptions')
+    .values({ session_id: session.id, collection: record.collection, record_id: record.recordId, uri: record.uri, created_at: now })
+    .onConflict((oc) => oc.columns(['session_id', 'collection', 'record_id']).doNothing())
+    .executeTakeFirst();
+  if (count(inserted) === 1) return 'added';
+  // The same subscribe, concurrent, inserted it first.
+  await lowerCount(tx, session.id);
+  return 'already';
+}
+
+async function lowerCount(tx: WriteTx, sessionId: string): Promise<void> {
+  await sqlOf(tx)
+    .updateTable('mcp_sessions')
+    .set((eb) => ({ subscriptions: eb('subscriptions', '-', 1) }))
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+/** Stops following a record; false when the session did not follow it. */
+export async function removeSubscription(tx: WriteTx, sessionId: string, record: FollowedRecord): Promise<boolean> {
+  const removed = await sqlOf(tx)
+    .deleteFrom('mcp_subscriptions')
+    .where('session_id', '=', sessionId)
+    .where('collection', '=', record.collection)
+    .where('record_id', '=', record.recordId)
+    .executeTakeFirst();
+  if (count(removed) === 0) return false;
+  await lowerCount(tx, sessionId);
+  return true;
+}
+
+/** Names the session's current stream: a stream of the session with another name is no longer its. */
+export async function claimStream(tx: WriteTx, session: SessionRow, stream: string): Promise<void> {
+  await ensureSession(tx, session);
+  await sqlOf(tx).updateTable('mcp_sessions').set({ stream }).where('id', '=', session.id).execute();
+}
+
+/** The live sessions following any of these records (one read for a batch of events, whatever the number of streams). */
+export async function subscribersOf(on: On, records: readonly FollowedRecord[], now: number): Promise<Subscriber[]> {
+  const out: Subscriber[] = [];
+  for (let i = 0; i < records.length; i += 200) {
+    const chunk = records.slice(i, i + 200);
+    const rows = await sqlOf(on)
+      .selectFrom('mcp_subscriptions as sub')
+      .innerJoin('mcp_sessions as ses', 'ses.id', 'sub.session_id')
+      .select(['sub.session_id', 'sub.collection', 'sub.record_id', 'sub.uri', 'ses.stream'])
+      .where('ses.expires_at', '>', now)
+      .where((eb) => eb.or(chunk.map((r) => eb.and([eb('sub.collection', '=', r.collection), eb('sub.record_id', '=', r.recordId)]))))
+      .execute();
+    for (const r of rows) out.push({ sessionId: r.session_id, collection: r.collection, recordId: r.record_id, uri: r.uri, stream: r.stream });
+  }
+  return out;
+}
+
+/** What one session follows (a stream catching up from Last-Event-ID). */
+export async function subscriptionsOf(on: On, sessionId: string): Promise<(FollowedRecord & { uri: string })[]> {
+  const rows = await sqlOf(on).selectFrom('mcp_subscriptions').select(['collection', 'record_id', 'uri']).where('session_id', '=', sessionId).execute();
+  return rows.map((r) => ({ collection: r.collection, recordId: r.record_id, uri: r.uri }));
+}
+
+/** The sweeper: sessions past their expiry, with what they followed. */
+export async function purgeMcpSessions(on: On, now: number): Promise<number> {
+  const db = sqlOf(on);
+  const ended = db.selectFrom('mcp_sessions').select('id').where('expires_at', '<', now);
+  const subscriptions = count(await db.deleteFrom('mcp_subscriptions').where('session_id', 'in', ended).executeTakeFirst());
+  return subscriptions + count(await db.deleteFrom('mcp_sessions').where('expires_at', '<', now).executeTakeFirst());
+}
