@@ -140,3 +140,21 @@ test('a tool call without a valid token is 401 before either path, nothing creat
   const list = await send(readOnly, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_zoos', arguments: { name: 'Intruder' } } });
   assert.deepEqual(list.json.result.structuredContent.records, []);
 });
+
+test('a session named by Mcp-Session-Id is checked on the fast path as on the SDK path: 404 for a forged one, answered for its own', async () => {
+  const res = await server.fetch('/mcp', { method: 'POST', headers: { authorization: `Bearer ${readOnly}`, ...HEADERS }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 't', version: '1' } } }) });
+  assert.equal(res.status, 200);
+  const session = res.headers.get('mcp-session-id')!;
+  assert.ok(session, 'initialize answers a session id');
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_zoos', arguments: {} } };
+  const own = await send(readOnly, call, { ...HEADERS, 'mcp-session-id': session });
+  assert.equal(own.status, 200, own.text);
+  assert.ok(Array.isArray(own.json.result.structuredContent.records));
+  const forged = `${session.slice(0, -2)}${session.endsWith('AA') ? 'BB' : 'AA'}`;
+  for (const [what, body] of [['fast path', call], ['SDK', { ...call, params: { ...call.params, _meta: {} } }]] as const) {
+    const r = await send(readOnly, body, { ...HEADERS, 'mcp-session-id': forged });
+    assert.equal(r.status, 404, `${what}: ${r.text}`);
+    const another = await send(readWrite, body, { ...HEADERS, 'mcp-session-id': session });
+    assert.equal(another.status, 404, `${what}, another client's token: ${another.text}`);
+  }
+});
