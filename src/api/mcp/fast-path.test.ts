@@ -27,6 +27,8 @@ test('anything else is left to the SDK', () => {
     ['no id', req({ ...call, id: undefined })],
     ['a fractional id', req({ ...call, id: 1.5 })],
     ['a null id', req({ ...call, id: null })],
+    ['an id past the safe integers', req({ ...call, id: 2 ** 53 })],
+    ['a huge id', req({ ...call, id: 1e300 })],
     ['another JSON-RPC version', req({ ...call, jsonrpc: '1.0' })],
     ['an unknown member', req({ ...call, extra: true })],
     ['_meta', req({ ...call, params: { ...call.params, _meta: {} } })],

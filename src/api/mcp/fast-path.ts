@@ -40,7 +40,8 @@ export function plainToolCall(request: FastifyRequest): PlainToolCall | null {
   const body = request.body;
   if (!isPlainObject(body) || !onlyKeys(body, REQUEST_KEYS) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
   const { id, params } = body;
-  if (!(typeof id === 'string' || Number.isInteger(id))) return null;
+  // A safe integer, as the SDK's schema (zod's int) takes it: past 2^53 it refuses the request, so must this.
+  if (!(typeof id === 'string' || Number.isSafeInteger(id))) return null;
   if (!isPlainObject(params) || !onlyKeys(params, PARAMS_KEYS) || typeof params.name !== 'string') return null;
   const args = params.arguments;
   if (args !== undefined && !isPlainObject(args)) return null;
