@@ -120,7 +120,11 @@ test('requests of any other shape are left to the SDK, which answers its protoco
     assert.equal(r.json.result, undefined, `${JSON.stringify(params)}: ${r.text}`);
     assert.ok(r.json.error.code < 0 && /expected|Invalid/.test(r.json.error.message), `${JSON.stringify(params)}: ${r.text}`);
   }
-  // Headers the transport checks.
+  // Headers the transport checks: a content type Fastify parses as JSON but the SDK refuses (415), the write not done.
+  const oddType = await send(readWrite, { ...call, params: { name: 'create_zoos', arguments: { name: 'Odd type' } } }, { ...HEADERS, 'content-type': 'application/json; a=b, c/d' });
+  assert.equal(oddType.status, 415, oddType.text);
+  const oddList = await send(readOnly, { ...call, params: { name: 'list_zoos', arguments: { name: 'Odd type' } } });
+  assert.deepEqual(oddList.json.result.structuredContent.records, []);
   const noStream = await send(readOnly, call, { ...HEADERS, accept: 'application/json' });
   assert.equal(noStream.status, 406);
   const oldVersion = await send(readOnly, call, { ...HEADERS, 'mcp-protocol-version': '1999-01-01' });
