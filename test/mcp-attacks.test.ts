@@ -1,6 +1,7 @@
-// Attacks on the MCP sessions and streams (docs/mcp.md#following-changes) that need the app's
-// insides to observe: an in-process app listening on a real port, so that a client can leave at
-// any moment, and what the app still holds afterwards is counted.
+// Attacks on the MCP sessions and streams (docs/mcp.md#following-changes), on an in-process app
+// listening on a real port: a client can leave at any moment, and what the app still holds
+// afterwards is counted; a stream is read as it arrives. A narrower token of the same user and
+// client reusing a session hears nothing of what it cannot read.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -14,31 +15,69 @@ type Json = any;
 const PROTOCOL = '2025-06-18';
 let server: InProcessApp;
 let rp: RegisteredClient;
+let apiClient: RegisteredClient;
 let port: number;
 
 before(async () => {
   server = await startApp();
   await addUser(server, 'alice', 'alice-password-1');
   rp = await addClient(server, 'rp', ['--grant', 'password']);
+  // /v1 tokens from another client: a password grant replaces the user's grant to its client, and its tokens.
+  apiClient = await addClient(server, 'api-client', ['--grant', 'password']);
   await server.app.listen({ port: 0, host: '127.0.0.1' });
   port = (server.app.server.address() as AddressInfo).port;
 });
 after(async () => server?.cleanup());
 
-async function token(resource: 'mcp' | 'v1'): Promise<string> {
-  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'zoos:read zoos:write', resource: `${server.url}/${resource}` }, { auth: basic(rp.client_id, rp.client_secret!) });
+async function token(resource: 'mcp' | 'v1', scope = 'zoos:read zoos:write'): Promise<string> {
+  const client = resource === 'mcp' ? rp : apiClient;
+  const r = await post(server, 'token', { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope, resource: `${server.url}/${resource}` }, { auth: basic(client.client_id, client.client_secret!) });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.access_token;
 }
 
-async function initialize(tok: string): Promise<string> {
+async function rpc(tok: string, method: string, params: Json, session?: string) {
   const res = await server.fetch('/mcp', {
     method: 'POST',
-    headers: { authorization: `Bearer ${tok}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    headers: { authorization: `Bearer ${tok}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL, ...(session && { 'mcp-session-id': session }) },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
-  assert.equal(res.status, 200);
-  return res.headers.get('mcp-session-id')!;
+  return { status: res.status, session: res.headers.get('mcp-session-id'), body: (await res.json()) as Json };
+}
+
+async function initialize(tok: string): Promise<string> {
+  const r = await rpc(tok, 'initialize', { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+  assert.equal(r.status, 200);
+  return r.session!;
+}
+
+/** GET /mcp over a real connection, kept open: the notified URIs as they arrive. */
+async function openStream(tok: string, session: string) {
+  const uris: string[] = [];
+  const req = https.request({
+    host: '127.0.0.1', port, path: '/mcp', method: 'GET', rejectUnauthorized: false,
+    headers: { host: new URL(server.url).host, accept: 'text/event-stream', authorization: `Bearer ${tok}`, 'mcp-session-id': session },
+  });
+  const status = await new Promise<number>((resolve, reject) => {
+    req.on('response', (res) => {
+      let buffer = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const data = buffer.slice(0, end).split('\n').find((l) => l.startsWith('data: '));
+          buffer = buffer.slice(end + 2);
+          if (data) uris.push(JSON.parse(data.slice(6)).params.uri);
+        }
+      });
+      res.on('error', () => undefined);
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(status, 200);
+  return { uris, close: () => req.destroy() };
 }
 
 /** A GET over a real connection that the client drops `ms` after the TLS handshake (before the stream is open, for small ones). */
@@ -73,4 +112,30 @@ test('a client that leaves while its stream is being opened leaves nothing held:
   while ((held() > 0 || listeners() > 0) && Date.now() < deadline) await sleep(50);
   assert.equal(held(), 0, 'MCP streams still held');
   assert.equal(listeners(), 0, 'event bus listeners still there');
+});
+
+test('a narrower token of the same user and client reusing a session hears nothing of a collection it cannot read', async () => {
+  const v1 = await token('v1', 'zoos:read zoos:write orders:read orders:write');
+  const zoo = (await server.json('POST', '/v1/zoos', { name: 'Followed' }, { authorization: `Bearer ${v1}` })).body.id;
+  const order = (await server.json('POST', '/v1/orders', { item: 'hay', quantity: 1 }, { authorization: `Bearer ${v1}` })).body.id;
+  const wide = await token('mcp', 'zoos:read zoos:write orders:read');
+  const session = await initialize(wide);
+  for (const uri of [`gatehouse://zoos/${zoo}`, `gatehouse://orders/${order}`]) assert.deepEqual((await rpc(wide, 'resources/subscribe', { uri }, session)).body.result, {}, uri);
+  // Then the client's next token is narrower (its new grant replaces the wide token's).
+  const narrow = await token('mcp', 'orders:read');
+  // The narrow token may use the session (same user, same client), and subscribe to nothing it cannot read.
+  const refused = await rpc(narrow, 'resources/subscribe', { uri: `gatehouse://zoos/${zoo}` }, session);
+  assert.ok(refused.body.error, JSON.stringify(refused.body));
+  const stream = await openStream(narrow, session);
+  try {
+    assert.equal((await server.json('PATCH', `/v1/zoos/${zoo}`, { city: 'Lyon' }, { authorization: `Bearer ${v1}` })).status, 200);
+    assert.equal((await server.json('PATCH', `/v1/orders/${order}`, { quantity: 2 }, { authorization: `Bearer ${v1}` })).status, 200);
+    const deadline = Date.now() + 3000;
+    while (stream.uris.length === 0 && Date.now() < deadline) await sleep(20);
+    await sleep(200);
+    // In event order: the order's change came after the zoo's, so the zoo's would have arrived first.
+    assert.deepEqual(stream.uris, [`gatehouse://orders/${order}`]);
+  } finally {
+    stream.close();
+  }
 });
