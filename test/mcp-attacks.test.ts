@@ -8,6 +8,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { startApp, type InProcessApp } from './helpers/app.js';
 import { addClient, addUser, basic, post, sleep, type RegisteredClient } from './helpers/oauth.js';
+import { createPgDatabase, pgAvailable } from './helpers/server.js';
 import { sessionStreams } from '../src/api/mcp/stream.js';
 import { eventBus } from '../src/contract/event-bus.js';
 
@@ -137,5 +138,66 @@ test('a narrower token of the same user and client reusing a session hears nothi
     assert.deepEqual(stream.uris, [`gatehouse://orders/${order}`]);
   } finally {
     stream.close();
+  }
+});
+
+test('session ids of odd shapes are 404 JSON, and odd subscribe URIs JSON-RPC errors: never a 5xx', async () => {
+  const tok = await token('mcp');
+  const session = await initialize(tok);
+  const [payload, keyId, mac] = session.split('.');
+  const odd = [
+    '', '.', '..', '...', 'a.b', 'a.b.c.d', `${payload}.${keyId}`, `${payload}.${keyId}.${mac}.`, `${payload}..${mac}`,
+    `${payload}.no-such-key.${mac}`, `${payload}.${keyId}.${mac.slice(1)}`, `${payload}.${keyId}.${mac}x`, `x${payload}.${keyId}.${mac}`,
+    `${payload}.${keyId}.${'A'.repeat(2000)}`, `${payload}.__proto__.${mac}`, `${payload}.constructor.${mac}`, `${payload} .${keyId}.${mac}`,
+    `${session}, ${session}`, `${Buffer.from('null').toString('base64url')}.${keyId}.${mac}`,
+  ];
+  for (const header of odd) {
+    const res = await server.fetch('/mcp', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tok}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL, 'mcp-session-id': header },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(res.status, 404, JSON.stringify(header));
+    const body = (await res.json()) as Json;
+    assert.match(JSON.stringify(body), /Unknown MCP session/, JSON.stringify(header));
+  }
+  const uris = ['gatehouse://zoos/%', 'gatehouse://zoos/%E0%A4%A', 'gatehouse://zoos/%00', 'gatehouse://zoos/a%2Fb', `gatehouse://zoos/${'x'.repeat(100_000)}`,
+    `gatehouse://${'z'.repeat(100_000)}/1`, 'gatehouse://zoos/', 'gatehouse://zoos/1/2', 'gatehouse://zoos/1?x', 'GATEHOUSE://zoos/1', ''];
+  for (const uri of uris) {
+    // Subscribing is refused; unsubscribing answers {} for a record URI the session did not follow, an error for anything else.
+    for (const method of ['resources/subscribe', 'resources/unsubscribe']) {
+      const r = await rpc(tok, method, { uri }, session);
+      const what = `${method} ${uri.slice(0, 40)}: ${JSON.stringify(r.body).slice(0, 300)}`;
+      assert.equal(r.status, 200, what);
+      if (method === 'resources/subscribe' || r.body.error) assert.ok(r.body.error && r.body.error.code !== -32603, what);
+      else assert.deepEqual(r.body.result, {}, what);
+    }
+  }
+});
+
+test('PostgreSQL: a resource URI the database cannot take (a NUL) is an internal error without the database\'s message, on every resource method', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
+  const database = await createPgDatabase();
+  const pg = await startApp({ database: database.url });
+  try {
+    await addUser(pg, 'alice', 'alice-password-1');
+    const client = await addClient(pg, 'rp', ['--grant', 'password']);
+    const t = await post(pg, 'token', { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'zoos:read', resource: `${pg.url}/mcp` }, { auth: basic(client.client_id, client.client_secret!) });
+    const headers = { authorization: `Bearer ${t.body.access_token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': PROTOCOL };
+    const send = async (method: string, params: Json, session?: string) => {
+      const res = await pg.fetch('/mcp', { method: 'POST', headers: { ...headers, ...(session && { 'mcp-session-id': session }) }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      return { status: res.status, session: res.headers.get('mcp-session-id'), text: await res.text() };
+    };
+    const session = (await send('initialize', { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '1' } })).session!;
+    for (const method of ['resources/read', 'resources/subscribe', 'resources/unsubscribe']) {
+      const r = await send(method, { uri: 'gatehouse://zoos/a%00b' }, session);
+      assert.equal(r.status, 200, r.text);
+      const error = JSON.parse(r.text).error;
+      assert.ok(error, `${method}: ${r.text}`);
+      assert.doesNotMatch(error.message, /UTF8|byte sequence|0x00|encoding/, `${method} tells the database's error: ${r.text}`);
+    }
+    assert.match(pg.output(), /unexpected failure/, 'logged, as a tool call\'s unexpected failure is');
+  } finally {
+    await pg.cleanup();
+    await database.drop();
   }
 });
