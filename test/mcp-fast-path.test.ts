@@ -102,11 +102,17 @@ test('the same answers both ways: create, get, list with filters, update, delete
 test('requests of any other shape are left to the SDK, which answers its protocol errors as before', async () => {
   const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_zoos', arguments: {} } };
   // Not a JSON-RPC request to the letter (the SDK's schema is strict): a parse error, not a tool answer.
-  for (const body of [{ ...call, extra: 1 }, { ...call, jsonrpc: '1.0' }, { ...call, id: 1.5 }, { ...call, id: null }]) {
+  // An id past the safe integers too (2^53: JSON cannot say which integer it is): the SDK's schema refuses it.
+  for (const body of [{ ...call, extra: 1 }, { ...call, jsonrpc: '1.0' }, { ...call, id: 1.5 }, { ...call, id: null }, { ...call, id: 2 ** 53 }]) {
     const r = await send(readOnly, body);
     assert.equal(r.status, 400, JSON.stringify(body));
     assert.equal(r.json.error.code, -32700, JSON.stringify(body));
   }
+  // Nor does a write with such an id run: refused before the tool, nothing created.
+  const unsafe = await send(readWrite, '{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"create_zoos","arguments":{"name":"Unsafe id"}}}');
+  assert.equal(unsafe.status, 400, unsafe.text);
+  const unsafeList = await send(readOnly, { ...call, params: { name: 'list_zoos', arguments: { name: 'Unsafe id' } } });
+  assert.deepEqual(unsafeList.json.result.structuredContent.records, []);
   // A tools/call whose params do not fit: the SDK's JSON-RPC error (its schema's complaint), no result.
   for (const params of [{ name: 'list_zoos', arguments: [] }, { name: 7 }, { arguments: {} }, { name: 'list_zoos', arguments: 'all' }, undefined]) {
     const r = await send(readOnly, { ...call, params });
@@ -114,7 +120,11 @@ test('requests of any other shape are left to the SDK, which answers its protoco
     assert.equal(r.json.result, undefined, `${JSON.stringify(params)}: ${r.text}`);
     assert.ok(r.json.error.code < 0 && /expected|Invalid/.test(r.json.error.message), `${JSON.stringify(params)}: ${r.text}`);
   }
-  // Headers the transport checks.
+  // Headers the transport checks: a content type Fastify parses as JSON but the SDK refuses (415), the write not done.
+  const oddType = await send(readWrite, { ...call, params: { name: 'create_zoos', arguments: { name: 'Odd type' } } }, { ...HEADERS, 'content-type': 'application/json; a=b, c/d' });
+  assert.equal(oddType.status, 415, oddType.text);
+  const oddList = await send(readOnly, { ...call, params: { name: 'list_zoos', arguments: { name: 'Odd type' } } });
+  assert.deepEqual(oddList.json.result.structuredContent.records, []);
   const noStream = await send(readOnly, call, { ...HEADERS, accept: 'application/json' });
   assert.equal(noStream.status, 406);
   const oldVersion = await send(readOnly, call, { ...HEADERS, 'mcp-protocol-version': '1999-01-01' });

@@ -1,4 +1,5 @@
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { FastifyRequest } from 'fastify';
 import { toolResultJson, type ToolOutcome } from './calls.js';
 
@@ -29,18 +30,21 @@ const onlyKeys = (o: Record<string, unknown>, allowed: ReadonlySet<string>): boo
 
 /**
  * The request as a plain tool call, or null for the SDK: the headers the SDK's transport checks
- * (Accept naming JSON and event streams, a supported Mcp-Protocol-Version or none) and the exact
+ * (Content-Type JSON, Accept naming JSON and event streams, a supported Mcp-Protocol-Version or none) and the exact
  * shape of a JSON-RPC request (strict, as the SDK's schema) for `tools/call` with a name and an
  * object of arguments or none.
  */
 export function plainToolCall(request: FastifyRequest): PlainToolCall | null {
-  const { accept, 'mcp-protocol-version': version } = request.headers;
+  const { accept, 'content-type': type, 'mcp-protocol-version': version } = request.headers;
+  // The transport's own Content-Type test: Fastify's parser takes as JSON some types it refuses (415).
+  if (!isJsonContentType(type)) return null;
   if (typeof accept !== 'string' || !accept.includes('application/json') || !accept.includes('text/event-stream')) return null;
   if (version !== undefined && (typeof version !== 'string' || !VERSIONS.includes(version))) return null;
   const body = request.body;
   if (!isPlainObject(body) || !onlyKeys(body, REQUEST_KEYS) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return null;
   const { id, params } = body;
-  if (!(typeof id === 'string' || Number.isInteger(id))) return null;
+  // A safe integer, as the SDK's schema (zod's int) takes it: past 2^53 it refuses the request, so must this.
+  if (!(typeof id === 'string' || Number.isSafeInteger(id))) return null;
   if (!isPlainObject(params) || !onlyKeys(params, PARAMS_KEYS) || typeof params.name !== 'string') return null;
   const args = params.arguments;
   if (args !== undefined && !isPlainObject(args)) return null;

@@ -16,7 +16,7 @@ const SCHEME = 'gatehouse://';
 const MIME = 'application/json';
 const RECORD_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'];
 /** A resource's error as JSON-RPC: "not found" (-32002) for a missing or deleted record, invalid params otherwise. */
-function rpcError(e: ApiError): McpError {
+export function rpcError(e: ApiError): McpError {
   const detail = Object.entries(e.detail).map(([k, v]) => `${k}: ${v}`).join('; ');
   return new McpError(e.status === 404 || e.status === 410 ? -32002 : ErrorCode.InvalidParams, `${e.status} ${e.message}${detail ? ` (${detail})` : ''}`);
 }

@@ -2,12 +2,13 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../../contract/context.js';
 import type { Caller } from '../../contract/caller.js';
 import { resourceNamed } from '../../contract/resources.js';
 import { scopeUniverse } from '../../contract/scopes.js';
 import { DPOP_ALGS } from '../../platform/crypto/dpop-proof.js';
+import { toApiError } from '../../platform/http/error-handler.js';
 import { decodeUtf8 } from '../../platform/http/body-parsers.js';
 import { routeMethods } from '../../platform/http/routes.js';
 import { Authenticator } from '../access/authenticate.js';
@@ -16,7 +17,7 @@ import { registerResourceMetadata } from '../access/protected-resource.js';
 import type { Records } from '../records.js';
 import { ToolCalls, toolResult } from './calls.js';
 import { plainToolCall, toolCallFailure, toolCallResponse } from './fast-path.js';
-import { RecordResources } from './resources.js';
+import { RecordResources, rpcError } from './resources.js';
 import { catalogueOf, toolsFor } from './tools.js';
 import { sessionOf, sessionToAnswer, type McpSession } from './sessions.js';
 import { sessionStreamRoute } from './stream.js';
@@ -163,9 +164,26 @@ function mcpServer(ctx: AppContext, records: Records, caller: Caller, log: Fasti
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolsFor(catalogue, caller) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => toolResult(await calls.call(caller, request.params.name, request.params.arguments, log)));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates(caller) }));
-  server.setRequestHandler(ListResourcesRequestSchema, (request) => resources.list(caller, request.params?.cursor));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(caller, request.params.uri));
-  server.setRequestHandler(SubscribeRequestSchema, (request) => subscriptions.subscribe(caller, session, request.params.uri));
-  server.setRequestHandler(UnsubscribeRequestSchema, (request) => subscriptions.unsubscribe(session, request.params.uri));
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => answered(log, resources.list(caller, request.params?.cursor)));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => answered(log, resources.read(caller, request.params.uri)));
+  server.setRequestHandler(SubscribeRequestSchema, (request) => answered(log, subscriptions.subscribe(caller, session, request.params.uri)));
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => answered(log, subscriptions.unsubscribe(session, request.params.uri)));
   return server;
+}
+
+/**
+ * A resource method's answer. The SDK answers a handler's error with its message: a failure that
+ * is not the protocol's (a database error) is the API's if it is known (503), else logged and
+ * answered as JSON-RPC's internal error, its message kept out as calls.ts keeps a tool's.
+ */
+async function answered<T>(log: FastifyBaseLogger, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    if (e instanceof McpError) throw e;
+    const known = toApiError(e);
+    if (known) throw rpcError(known);
+    log.error({ err: e }, 'unexpected failure');
+    throw new McpError(ErrorCode.InternalError, 'Internal error');
+  }
 }

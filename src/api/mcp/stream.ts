@@ -141,7 +141,7 @@ class SessionStreams {
     for (const s of [...this.streams.values()]) s.stream?.end();
   }
 
-  /** One batch of events: who follows the records it changed, read once; each stream of this instance gets its own. */
+  /** One batch of events: which of this instance's sessions follow the records it changed, read once; each stream gets its own. */
   private async deliver(events: readonly StoredEvent[]): Promise<void> {
     if (this.streams.size === 0) return;
     const changed = new Map<string, FollowedRecord>();
@@ -152,7 +152,7 @@ class SessionStreams {
     if (changed.size === 0) return;
     let subscribers;
     try {
-      subscribers = await subscribersOf(this.ctx.store, [...changed.values()], Date.now());
+      subscribers = await subscribersOf(this.ctx.store, [...changed.values()], [...this.streams.keys()], Date.now());
     } catch {
       return; // the database is away for a moment; a stream resumed with Last-Event-ID gets them again
     }

@@ -94,19 +94,28 @@ export async function claimStream(tx: WriteTx, session: SessionRow, stream: stri
   await sqlOf(tx).updateTable('mcp_sessions').set({ stream }).where('id', '=', session.id).execute();
 }
 
-/** The live sessions following any of these records (one read for a batch of events, whatever the number of streams). */
-export async function subscribersOf(on: On, records: readonly FollowedRecord[], now: number): Promise<Subscriber[]> {
+/**
+ * Which of these sessions (the streams one instance holds) follow any of these records, live ones
+ * only: one read for a batch of events, whatever the number of streams. Only the sessions asked
+ * about: the sessions following a record are as many as any token cares to initialize, and each
+ * change must not have every instance read them all.
+ */
+export async function subscribersOf(on: On, records: readonly FollowedRecord[], sessionIds: readonly string[], now: number): Promise<Subscriber[]> {
   const out: Subscriber[] = [];
-  for (let i = 0; i < records.length; i += 200) {
-    const chunk = records.slice(i, i + 200);
-    const rows = await sqlOf(on)
-      .selectFrom('mcp_subscriptions as sub')
-      .innerJoin('mcp_sessions as ses', 'ses.id', 'sub.session_id')
-      .select(['sub.session_id', 'sub.collection', 'sub.record_id', 'sub.uri', 'ses.stream'])
-      .where('ses.expires_at', '>', now)
-      .where((eb) => eb.or(chunk.map((r) => eb.and([eb('sub.collection', '=', r.collection), eb('sub.record_id', '=', r.recordId)]))))
-      .execute();
-    for (const r of rows) out.push({ sessionId: r.session_id, collection: r.collection, recordId: r.record_id, uri: r.uri, stream: r.stream });
+  for (let s = 0; s < sessionIds.length; s += 500) {
+    const sessions = sessionIds.slice(s, s + 500);
+    for (let i = 0; i < records.length; i += 200) {
+      const chunk = records.slice(i, i + 200);
+      const rows = await sqlOf(on)
+        .selectFrom('mcp_subscriptions as sub')
+        .innerJoin('mcp_sessions as ses', 'ses.id', 'sub.session_id')
+        .select(['sub.session_id', 'sub.collection', 'sub.record_id', 'sub.uri', 'ses.stream'])
+        .where('sub.session_id', 'in', sessions)
+        .where('ses.expires_at', '>', now)
+        .where((eb) => eb.or(chunk.map((r) => eb.and([eb('sub.collection', '=', r.collection), eb('sub.record_id', '=', r.recordId)]))))
+        .execute();
+      for (const r of rows) out.push({ sessionId: r.session_id, collection: r.collection, recordId: r.record_id, uri: r.uri, stream: r.stream });
+    }
   }
   return out;
 }
