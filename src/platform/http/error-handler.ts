@@ -4,7 +4,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { ApiError, serviceUnavailable } from './errors.js';
-import { isDatabaseUnavailable } from '../store/unavailable.js';
+import { isDatabaseUnavailable, isUnstorableText } from '../store/unavailable.js';
 import { HSTS } from './headers.js';
 import { closeIfBodyUnread } from './unread-body.js';
 
@@ -33,6 +33,7 @@ export function toApiError(err: unknown): ApiError | null {
   const known = typeof fe?.code === 'string' && Object.hasOwn(FASTIFY_ERRORS, fe.code) ? FASTIFY_ERRORS[fe.code] : undefined;
   if (known) return known(fe);
   if (isDatabaseUnavailable(err)) return serviceUnavailable(DATABASE_RETRY_AFTER, 'The database is unavailable, retry shortly', { database: 'unavailable' });
+  if (isUnstorableText(err)) return new ApiError(400, 'Text the database cannot store', { text: 'contains a NUL character (U+0000), which PostgreSQL cannot store' });
   if (fe?.validation) {
     // Null prototype: a field named `__proto__` is named in the answer like any other.
     const detail: Record<string, string> = Object.create(null);

@@ -39,3 +39,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (Array.isArray(e.errors)) return e.errors.length > 0 && e.errors.every(isDatabaseUnavailable);
   return false;
 }
+
+/**
+ * PostgreSQL refusing text it cannot store: a NUL character (U+0000) in text (22021,
+ * character_not_in_repertoire) or in jsonb (22P05, untranslatable_character). Bad input from the
+ * request — a 400, never a 500 — which SQLite stores as it is.
+ */
+export function isUnstorableText(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '22021' || code === '22P05';
+}
