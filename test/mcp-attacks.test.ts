@@ -175,7 +175,7 @@ test('session ids of odd shapes are 404 JSON, and odd subscribe URIs JSON-RPC er
   }
 });
 
-test('PostgreSQL: a resource URI the database cannot take (a NUL) is an internal error without the database\'s message, on every resource method', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
+test('PostgreSQL: a resource URI the database cannot take (a NUL) is the API\'s 400, without the database\'s message, on every resource method', { skip: !pgAvailable && 'PostgreSQL not available' }, async () => {
   const database = await createPgDatabase();
   const pg = await startApp({ database: database.url });
   try {
@@ -194,8 +194,9 @@ test('PostgreSQL: a resource URI the database cannot take (a NUL) is an internal
       const error = JSON.parse(r.text).error;
       assert.ok(error, `${method}: ${r.text}`);
       assert.doesNotMatch(error.message, /UTF8|byte sequence|0x00|encoding/, `${method} tells the database's error: ${r.text}`);
+      assert.match(error.message, /400.*cannot store/, `${method}: the API's refusal (http-nul-text.test.ts): ${r.text}`);
     }
-    assert.match(pg.output(), /unexpected failure/, 'logged, as a tool call\'s unexpected failure is');
+    assert.doesNotMatch(pg.output(), /unexpected failure/, 'bad input, not a failure of the program');
   } finally {
     await pg.cleanup();
     await database.drop();

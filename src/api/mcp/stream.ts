@@ -10,6 +10,7 @@ import { callerSelection, parseFeedQuery, wantsStream } from '../events.js';
 import { holdStream, sendStreamHead, type HeldStream, type StreamWatch } from '../sse-stream.js';
 import { claimStream, subscribersOf, subscriptionsOf, type FollowedRecord } from '../store/mcp-sessions.js';
 import { sessionOf, type McpSession } from './sessions.js';
+import { MAX_SESSIONS } from './subscriptions.js';
 
 // GET /mcp with a session (docs/mcp.md#following-changes): the session's server-to-client stream,
 // where `notifications/resources/updated` arrives for each record it follows that is updated or
@@ -86,7 +87,7 @@ class SessionStreams {
     previous?.stream?.end();
     try {
       await this.listen();
-      await write(this.ctx.store, (tx) => claimStream(tx, session, mine.name));
+      await write(this.ctx.store, (tx) => claimStream(tx, session, mine.name, MAX_SESSIONS));
       mine.claimed = true;
       mine.sent = after ?? bus.position;
       mine.stream = await holdStream(this.ctx, request, reply, watch, () => this.release(mine));

@@ -12,6 +12,9 @@ import type { McpSession } from './sessions.js';
 
 /** How many records one session may follow at once. */
 export const MAX_SUBSCRIPTIONS = 100;
+/** How many sessions of one user's client keep what they follow: a newer one lets the oldest go. */
+export const MAX_SESSIONS = 20;
+const LIMITS = { sessions: MAX_SESSIONS, subscriptions: MAX_SUBSCRIPTIONS };
 
 function requireSession(session: McpSession | null, method: string): McpSession {
   if (session) return session;
@@ -28,8 +31,9 @@ export class Subscriptions {
   async subscribe(caller: Caller, session: McpSession | null, uri: string): Promise<Record<string, never>> {
     const following = requireSession(session, 'resources/subscribe');
     const { model, row } = await this.resources.record(caller, uri);
-    const outcome = await write(this.ctx.store, (tx) => addSubscription(tx, following, { collection: model.name, recordId: row.id, uri }, MAX_SUBSCRIPTIONS, Date.now()));
+    const outcome = await write(this.ctx.store, (tx) => addSubscription(tx, following, { collection: model.name, recordId: row.id, uri }, LIMITS, Date.now()));
     if (outcome === 'full') throw new McpError(ErrorCode.InvalidRequest, `This session follows ${MAX_SUBSCRIPTIONS} resources already: unsubscribe from one first`);
+    if (outcome === 'superseded') throw new McpError(ErrorCode.InvalidRequest, `Only the ${MAX_SESSIONS} newest sessions of this client follow resources: send initialize for a new session`);
     return {};
   }
 

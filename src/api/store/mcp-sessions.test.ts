@@ -3,7 +3,9 @@ import { migrateCore } from '../../platform/store/migrations.js';
 import { sqlOf } from '../../platform/store/sql.js';
 import { write } from '../../platform/store/write-path.js';
 import { testOnEachEngine } from '../../../test/helpers/stores.js';
-import { addSubscription, subscribersOf } from './mcp-sessions.js';
+import { addSubscription, claimStream, subscribersOf, subscriptionsOf } from './mcp-sessions.js';
+
+const LIMITS = { sessions: 20, subscriptions: 100 };
 
 // Who an instance reads when a followed record changes: the subscriptions of the sessions whose
 // streams it holds, however many other sessions follow the same record (an attacker's thousands of
@@ -20,8 +22,8 @@ testOnEachEngine('a change reads the subscriptions of the streams held here only
     .values(flood.map((id) => ({ session_id: id, collection: 'zoos', record_id: 'r1', uri: 'gatehouse://zoos/r1', created_at: now })))
     .execute();
   const alice = { id: 'alice-1', subject: 'user:alice', clientId: 'c', expiresAt: now + 60_000 };
-  await write(store, (tx) => addSubscription(tx, alice, { collection: 'zoos', recordId: 'r1', uri: 'gatehouse://zoos/r1' }, 100, now));
-  await write(store, (tx) => addSubscription(tx, alice, { collection: 'zoos', recordId: 'r2', uri: 'gatehouse://zoos/r2' }, 100, now));
+  await write(store, (tx) => addSubscription(tx, alice, { collection: 'zoos', recordId: 'r1', uri: 'gatehouse://zoos/r1' }, LIMITS, now));
+  await write(store, (tx) => addSubscription(tx, alice, { collection: 'zoos', recordId: 'r2', uri: 'gatehouse://zoos/r2' }, LIMITS, now));
 
   const changed = [{ collection: 'zoos', recordId: 'r1' }, { collection: 'zoos', recordId: 'r2' }];
   const here = await subscribersOf(store, changed, ['alice-1', 'nobody'], now);
@@ -33,4 +35,27 @@ testOnEachEngine('a change reads the subscriptions of the streams held here only
   assert.equal(new Set(many.map((s) => `${s.sessionId}/${s.recordId}`)).size, many.length);
   // An expired session is not a subscriber.
   assert.deepEqual(await subscribersOf(store, changed, ['alice-1'], now + 60_000), []);
+});
+
+testOnEachEngine("a user's client keeps its newest sessions only: sessions made in a loop let the oldest go with what they followed", async (store) => {
+  await migrateCore(store);
+  const now = Date.now();
+  const limits = { sessions: 3, subscriptions: 100 };
+  const session = (n: number, subject = 'user:mallory') => ({ id: `${subject}-${n}`, subject, clientId: 'c', expiresAt: now + n * 1000 });
+  const bob = session(0, 'user:bob');
+  await write(store, (tx) => addSubscription(tx, bob, { collection: 'zoos', recordId: 'b', uri: 'gatehouse://zoos/b' }, limits, now));
+  for (let n = 1; n <= 10; n++) {
+    await write(store, (tx) => addSubscription(tx, session(n), { collection: 'zoos', recordId: `r${n}`, uri: `gatehouse://zoos/r${n}` }, limits, now));
+    if (n === 5) await write(store, (tx) => claimStream(tx, session(11), 'stream-11', limits.sessions));
+  }
+  const rows = await sqlOf(store).selectFrom('mcp_sessions').select(['id', 'subject']).orderBy('id').execute();
+  assert.deepEqual(rows.filter((r) => r.subject === 'user:mallory').map((r) => r.id).sort(), ['user:mallory-10', 'user:mallory-11', 'user:mallory-9'], 'the three newest (by expiry)');
+  assert.equal(rows.filter((r) => r.subject === 'user:bob').length, 1, "another user's session is not touched");
+  assert.equal((await subscriptionsOf(store, 'user:mallory-1')).length, 0, 'what an evicted session followed is gone');
+  assert.equal((await subscriptionsOf(store, 'user:mallory-10')).length, 1);
+  assert.equal((await sqlOf(store).selectFrom('mcp_subscriptions').select('session_id').execute()).length, 3, "bob's and the two newest sessions' that subscribed");
+  // A session older than the newest three follows nothing more: told so, nothing kept.
+  assert.equal(await write(store, (tx) => addSubscription(tx, session(2), { collection: 'zoos', recordId: 'again', uri: 'gatehouse://zoos/again' }, limits, now)), 'superseded');
+  assert.equal((await sqlOf(store).selectFrom('mcp_sessions').select('id').where('subject', '=', 'user:mallory').execute()).length, 3);
+  assert.equal((await subscriptionsOf(store, 'user:mallory-2')).length, 0);
 });

@@ -25,22 +25,48 @@ export interface Subscriber extends FollowedRecord {
   stream: string | null;
 }
 
-async function ensureSession(tx: WriteTx, s: SessionRow): Promise<void> {
-  await sqlOf(tx)
+/**
+ * A session's row, made at its first subscribe or stream. A user's client keeps the rows of its
+ * `sessionLimit` newest sessions: a new one lets the oldest go with what it followed, so that
+ * sessions initialized in a loop cannot fill the database (docs/mcp.md, Limits). False when this
+ * session is itself older than those: it follows nothing (its client initializes again).
+ */
+async function ensureSession(tx: WriteTx, s: SessionRow, sessionLimit: number): Promise<boolean> {
+  const db = sqlOf(tx);
+  const inserted = await db
     .insertInto('mcp_sessions')
     .values({ id: s.id, subject: s.subject, client_id: s.clientId, subscriptions: 0, stream: null, expires_at: s.expiresAt })
     .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
+    .executeTakeFirst();
+  if (count(inserted) === 0) return true;
+  const newest = db
+    .selectFrom('mcp_sessions')
+    .select('id')
+    .where('subject', '=', s.subject)
+    .where('client_id', '=', s.clientId)
+    .orderBy('expires_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(sessionLimit);
+  const older = db.selectFrom('mcp_sessions').select('id').where('subject', '=', s.subject).where('client_id', '=', s.clientId).where('id', 'not in', newest);
+  await db.deleteFrom('mcp_subscriptions').where('session_id', 'in', older).execute();
+  const removed = await db.deleteFrom('mcp_sessions').where('subject', '=', s.subject).where('client_id', '=', s.clientId).where('id', 'not in', newest).returning('id').execute();
+  return !removed.some((r) => r.id === s.id);
+}
+
+/** How many sessions of one user's client have rows, and how many records one session follows. */
+export interface SessionLimits {
+  sessions: number;
+  subscriptions: number;
 }
 
 /**
- * Follows a record: `full` when the session has `limit` subscriptions already. The count is raised
+ * Follows a record: `full` when the session has `limits.subscriptions` already. The count is raised
  * by a conditional update of the session's row before the insert, so subscribes racing each other
  * wait for that row's lock and cannot pass the limit together.
  */
-export async function addSubscription(tx: WriteTx, session: SessionRow, record: FollowedRecord & { uri: string }, limit: number, now: number): Promise<'added' | 'already' | 'full'> {
+export async function addSubscription(tx: WriteTx, session: SessionRow, record: FollowedRecord & { uri: string }, limits: SessionLimits, now: number): Promise<'added' | 'already' | 'full' | 'superseded'> {
   const db = sqlOf(tx);
-  await ensureSession(tx, session);
+  if (!(await ensureSession(tx, session, limits.sessions))) return 'superseded';
   const existing = await db
     .selectFrom('mcp_subscriptions')
     .select('uri')
@@ -53,7 +79,7 @@ export async function addSubscription(tx: WriteTx, session: SessionRow, record: 
     .updateTable('mcp_sessions')
     .set((eb) => ({ subscriptions: eb('subscriptions', '+', 1) }))
     .where('id', '=', session.id)
-    .where('subscriptions', '<', limit)
+    .where('subscriptions', '<', limits.subscriptions)
     .executeTakeFirst();
   if (count(raised) === 0) return 'full';
   const inserted = await db
@@ -89,8 +115,8 @@ export async function removeSubscription(tx: WriteTx, sessionId: string, record:
 }
 
 /** Names the session's current stream: a stream of the session with another name is no longer its. */
-export async function claimStream(tx: WriteTx, session: SessionRow, stream: string): Promise<void> {
-  await ensureSession(tx, session);
+export async function claimStream(tx: WriteTx, session: SessionRow, stream: string, sessionLimit: number): Promise<void> {
+  await ensureSession(tx, session, sessionLimit);
   await sqlOf(tx).updateTable('mcp_sessions').set({ stream }).where('id', '=', session.id).execute();
 }
 

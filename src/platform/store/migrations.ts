@@ -611,6 +611,8 @@ function coreMigrations(t: Store['columnType']): Record<string, Migration> {
           .addColumn('expires_at', ms, (c) => c.notNull())
           .execute();
         await db.schema.createIndex('mcp_sessions_expiry').on('mcp_sessions').column('expires_at').execute();
+        // A user's client keeps its newest sessions only (api/store/mcp-sessions.ts).
+        await db.schema.createIndex('mcp_sessions_owner').on('mcp_sessions').columns(['subject', 'client_id', 'expires_at']).execute();
         await db.schema
           .createTable('mcp_subscriptions')
           .addColumn('session_id', 'text', (c) => c.notNull())
