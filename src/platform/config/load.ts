@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { Ajv } from 'ajv';
 import { ConfigSchema, RATE_LIMIT_DEFAULTS, type RawConfig, type CollectionConfig } from './schema.js';
 import { SERVER_FIELDS, isSystemSortField } from './record-fields.js';
@@ -76,9 +76,13 @@ const validateShape = ajv.compile(ConfigSchema);
 // Ajv per collection compiled the meta-schema again each time), which keeps none of them.
 const schemaChecker = new Ajv({ strict: false, addUsedSchema: false });
 
+// `yaml` (about a hundred modules) is loaded when a YAML file is read: a JSON config never needs it,
+// and each CLI command and server start paid for it.
+const yaml = () => createRequire(import.meta.url)('yaml') as typeof import('yaml');
+
 export function parseConfigText(text: string, file: string): unknown {
   try {
-    return file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    return file.endsWith('.json') ? JSON.parse(text) : yaml().parse(text);
   } catch (e) {
     throw new ConfigError(file, '', `cannot parse: ${(e as Error).message.split('\n')[0]}`);
   }
