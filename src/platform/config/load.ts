@@ -70,7 +70,9 @@ export function resolveConfigFile(file?: string): string {
 }
 
 // verbose: the errors carry the data and schemas describeSchemaErrors turns into one sentence.
-const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, verbose: true });
+// validateSchema off: ConfigSchema is ours (schema.ts, its tests), and checking it against the
+// meta-schema compiled that too in every process (schemaChecker below still does, for the config's).
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, verbose: true, validateSchema: false });
 const validateShape = ajv.compile(ConfigSchema);
 // Each collection's schema is compiled once to prove it valid: one instance for them all (a new
 // Ajv per collection compiled the meta-schema again each time), which keeps none of them.
