@@ -7,7 +7,7 @@ import { startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
 before(async () => {
-  server = await startServer();
+  server = await startServer({ ownCertificate: true });
 });
 after(async () => {
   await server.cleanup();
@@ -25,6 +25,7 @@ test('start-up prints the base URL, the auth URL and where the data lives', () =
 
 test('a self-signed certificate is created in the data dir and trusted by the client', async () => {
   assert.ok(existsSync(path.join(server.dataDir, 'tls', 'cert.pem')));
+  assert.match(server.output(), /certificate\s+\S+cert\.pem \(self-signed, created now\)/);
   const res = await server.json('GET', '/health');
   assert.equal(res.status, 200);
   assert.equal(res.body.status, 'ok');

@@ -161,14 +161,16 @@ export async function startApp(options: AppOptions = {}): Promise<InProcessApp> 
   }
 }
 
-// buildApp wants a certificate for its HTTPS server (never listened on here): one per test process.
+// buildApp wants a certificate for its HTTPS server (never listened on here): one per test process,
+// the suite's (GATEHOUSE_TEST_TLS_DIR, made by scripts/run-tests.mjs) when there is one.
 let cert: Promise<Certificate> | null = null;
 function certificate(): Promise<Certificate> {
   return (cert ??= (async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-cert-'));
+    const shared = process.env.GATEHOUSE_TEST_TLS_DIR;
+    const dir = shared ?? mkdtempSync(path.join(tmpdir(), 'gatehouse-cert-'));
     const config = resolveConfig(testConfig(), DEMO_CONFIG_FILE, { dataDir: dir, port: PUBLIC_PORT, env: {} });
     const made = await loadCertificate(config);
-    rmSync(dir, { recursive: true, force: true });
+    if (!shared) rmSync(dir, { recursive: true, force: true });
     return made;
   })());
 }

@@ -2,7 +2,7 @@
 // free port with a temporary data dir, and talks to it with undici trusting its certificate.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,8 @@ export interface StartOptions {
   dataDir?: string;
   /** Start a second process on an existing data dir / config. */
   configFile?: string;
+  /** The server makes its development certificate itself, as on a first start, instead of the suite's (see shareCertificate). */
+  ownCertificate?: boolean;
 }
 
 export interface RunResult {
@@ -157,10 +159,32 @@ export function runCli(args: string[], options: { env?: Record<string, string | 
 
 const START_TIMEOUT_MS = 90_000;
 
+/** The names the suite's development certificate holds: those of a server on a loopback address. */
+const CERTIFICATE_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '::']);
+
+/**
+ * Puts the suite's development certificate (made once by scripts/run-tests.mjs in
+ * GATEHOUSE_TEST_TLS_DIR, by the server's own code) in a new data dir, where the server finds it
+ * as on any later start: making one loads an X.509 toolkit of some 300 modules and was a tenth of
+ * every server start's CPU time. Only for a server whose names it holds; http-lifecycle and
+ * server-lifecycle watch a server make its own.
+ */
+function shareCertificate(dataDir: string, config: Json, args: string[]): void {
+  const shared = process.env.GATEHOUSE_TEST_TLS_DIR;
+  if (!shared || !existsSync(path.join(shared, 'tls', 'key.pem')) || args.includes('--host')) return;
+  const names = [config?.server?.host, config?.server?.publicUrl, config?.auth?.url].filter((n) => n !== undefined && n !== null);
+  if (!names.every((n) => CERTIFICATE_NAMES.has(/^https:/.test(n) ? new URL(n).hostname : n))) return;
+  mkdirSync(path.join(dataDir, 'tls'), { mode: 0o700 });
+  copyFileSync(path.join(shared, 'tls', 'key.pem'), path.join(dataDir, 'tls', 'key.pem'));
+  copyFileSync(path.join(shared, 'tls', 'cert.pem'), path.join(dataDir, 'tls', 'cert.pem'));
+}
+
 export async function startServer(options: StartOptions = {}): Promise<TestServer> {
   const ownsDataDir = !options.dataDir;
   const dataDir = options.dataDir ?? tempDir();
-  const configFile = options.configFile ?? writeConfig(dataDir, options.rawConfig ?? testConfig(options.config));
+  const config = options.rawConfig ?? testConfig(options.config);
+  const configFile = options.configFile ?? writeConfig(dataDir, config);
+  if (ownsDataDir && !options.configFile && !options.ownCertificate) shareCertificate(dataDir, config, options.args ?? []);
   // No overload 503s unless a test asks for them (http-failures, turns-under-load set their own
   // limit): with several test files at once on two cores, a server's event-loop delay measures the
   // machine's load, not its own, and a 503 in a test about something else is a false failure

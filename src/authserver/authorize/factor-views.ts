@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import { hiddenFields, html, trusted, type Html } from '../../platform/http/html/index.js';
 import { PASSKEY_SCRIPTS, type CardView } from './views.js';
 
@@ -12,6 +11,8 @@ const alert = (error: string | undefined) => (error ? html`<p class="alert" role
 
 /** The QR code of an `otpauth://` URI, as SVG markup made by `qrcode` from that URI only. */
 export async function enrolmentQr(uri: string): Promise<Html> {
+  // Loaded when a set-up page is first drawn, not at every start-up.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
   // qrcode's SVG: two <path>s with fill/stroke attributes, no script, no style; labelled for screen readers.
   return trusted(svg.replace('<svg ', '<svg role="img" aria-label="QR code of the set-up link" focusable="false" '));

@@ -1,13 +1,9 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransportFuture,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import ipaddr from 'ipaddr.js';
 import type { AppContext } from '../../contract/context.js';
@@ -17,6 +13,11 @@ import { write } from '../../platform/store/write-path.js';
 import { countTotpFailure, findFactorByCredentialId, listFactorsOfUser, markChallengeUsed, usePasskey } from '../store/factors.js';
 import { addFactor } from './factors.js';
 import { findUserById, type User } from './users.js';
+
+// @simplewebauthn/server (with its X.509 and CBOR toolkits, some 350 modules) is loaded at the first
+// passkey ceremony, not at start-up: it was a fifth of the CPU time of every `serve` and CLI start.
+let webauthnModule: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (webauthnModule ??= import('@simplewebauthn/server'));
 
 // Passkeys (WebAuthn, docs/oauth.md, Second factors), checked by @simplewebauthn/server:
 // registered on the account page, used on the login page (discoverable credentials: no user name
@@ -87,6 +88,7 @@ function parseCredential<T>(text: string | undefined): T | null {
 /** Options for registering a new passkey of this user (the challenge remembered). */
 export async function passkeyRegistrationOptions(ctx: AppContext, user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = (await listFactorsOfUser(ctx.store, user.id)).filter((f) => f.kind === 'passkey' && f.credentialId);
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     challenge: new TextEncoder().encode(await makeChallenge(ctx, 'register', user.id)),
     rpName: 'gatehouse',
@@ -109,6 +111,7 @@ export async function registerPasskey(ctx: AppContext, user: User, posted: strin
   const challenge = await takeResponseChallenge(ctx, response.response.clientDataJSON, 'register');
   if (!challenge || challenge.userId !== user.id) throw refused('the request expired; try again');
   const rp = relyingParty(ctx);
+  const { verifyRegistrationResponse } = await webauthn();
   let verification;
   try {
     verification = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: rp.origins, expectedRPID: rp.id, requireUserVerification: true });
@@ -148,6 +151,7 @@ export async function registerPasskey(ctx: AppContext, user: User, posted: strin
 
 /** Options for signing in with any passkey of this site (discoverable: no user name first). */
 export async function passkeySignInOptions(ctx: AppContext): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { generateAuthenticationOptions } = await webauthn();
   return generateAuthenticationOptions({
     challenge: new TextEncoder().encode(await makeChallenge(ctx, 'signin', null)),
     rpID: relyingParty(ctx).id,
@@ -172,6 +176,7 @@ export async function verifyPasskeySignIn(ctx: AppContext, posted: string | unde
   const handle = response.response.userHandle;
   if (handle !== undefined && handle !== Buffer.from(factor.userId).toString('base64url')) return null;
   const rp = relyingParty(ctx);
+  const { verifyAuthenticationResponse } = await webauthn();
   let verification;
   try {
     verification = await verifyAuthenticationResponse({

@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { Ajv } from 'ajv';
 import { ConfigSchema, RATE_LIMIT_DEFAULTS, type RawConfig, type CollectionConfig } from './schema.js';
 import { SERVER_FIELDS, isSystemSortField } from './record-fields.js';
@@ -70,15 +70,21 @@ export function resolveConfigFile(file?: string): string {
 }
 
 // verbose: the errors carry the data and schemas describeSchemaErrors turns into one sentence.
-const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, verbose: true });
+// validateSchema off: ConfigSchema is ours (schema.ts, its tests), and checking it against the
+// meta-schema compiled that too in every process (schemaChecker below still does, for the config's).
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, verbose: true, validateSchema: false });
 const validateShape = ajv.compile(ConfigSchema);
 // Each collection's schema is compiled once to prove it valid: one instance for them all (a new
 // Ajv per collection compiled the meta-schema again each time), which keeps none of them.
 const schemaChecker = new Ajv({ strict: false, addUsedSchema: false });
 
+// `yaml` (about a hundred modules) is loaded when a YAML file is read: a JSON config never needs it,
+// and each CLI command and server start paid for it.
+const yaml = () => createRequire(import.meta.url)('yaml') as typeof import('yaml');
+
 export function parseConfigText(text: string, file: string): unknown {
   try {
-    return file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    return file.endsWith('.json') ? JSON.parse(text) : yaml().parse(text);
   } catch (e) {
     throw new ConfigError(file, '', `cannot parse: ${(e as Error).message.split('\n')[0]}`);
   }

@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTransport, type SendMailOptions, type Transporter } from 'nodemailer';
+import type { SendMailOptions, Transporter } from 'nodemailer';
 
 // Sending one mail (docs/configuration.md#mail), with nodemailer: to the SMTP server of
 // `email.smtp`, or, with none, into `<data dir>/mail/` as an RFC 5322 file and one log line.
@@ -30,6 +30,10 @@ export type MailLog = (line: string) => void;
 
 const TIMEOUT_MS = 10_000;
 
+// nodemailer is loaded with the first mail, not at start-up: most starts send none, and every one
+// paid for it. It opens no connection before a mail either way.
+const nodemailer = () => import('nodemailer');
+
 export interface MailTransport {
   send(mail: OutgoingMail): Promise<void>;
   close(): void;
@@ -50,21 +54,20 @@ export function describeMailTransport(settings: MailSettings): string {
 export const mailDir = (dataDir: string) => path.join(dataDir, 'mail');
 
 class SmtpTransport implements MailTransport {
-  private readonly transporter: Transporter;
+  private transporter: Promise<Transporter> | undefined;
 
   constructor(
-    smtp: string,
+    private readonly smtp: string,
     private readonly from: string,
-  ) {
-    this.transporter = createTransport(smtpOptions(new URL(smtp)));
-  }
+  ) {}
 
   async send(mail: OutgoingMail): Promise<void> {
-    await this.transporter.sendMail(message(mail, this.from));
+    this.transporter ??= nodemailer().then((m) => m.createTransport(smtpOptions(new URL(this.smtp))));
+    await (await this.transporter).sendMail(message(mail, this.from));
   }
 
   close(): void {
-    this.transporter.close();
+    void this.transporter?.then((t) => t.close());
   }
 }
 
@@ -84,7 +87,7 @@ function smtpOptions(url: URL) {
 
 class FileTransport implements MailTransport {
   // nodemailer builds the message (MIME parts, encodings, headers) exactly as it would send it.
-  private readonly builder = createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
+  private builder: Promise<Transporter> | undefined;
 
   constructor(
     private readonly settings: MailSettings,
@@ -92,7 +95,8 @@ class FileTransport implements MailTransport {
   ) {}
 
   async send(mail: OutgoingMail): Promise<void> {
-    const built = await this.builder.sendMail(message(mail, this.settings.from));
+    this.builder ??= nodemailer().then((m) => m.createTransport({ streamTransport: true, buffer: true, newline: 'windows' }));
+    const built = await (await this.builder).sendMail(message(mail, this.settings.from));
     const dir = mailDir(this.settings.dataDir);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = path.join(dir, `${compactIsoTime(new Date())}-${mail.id}.eml`);
@@ -103,7 +107,7 @@ class FileTransport implements MailTransport {
   }
 
   close(): void {
-    this.builder.close();
+    void this.builder?.then((t) => t.close());
   }
 }
 
